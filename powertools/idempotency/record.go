@@ -1,0 +1,55 @@
+package idempotency
+
+import "time"
+
+// Status is the state of an idempotency record. The values are the strings
+// Powertools for AWS Lambda writes, so a table can be shared with functions
+// written in other languages.
+type Status string
+
+const (
+	// StatusInProgress marks a record whose handler is running under a lease.
+	StatusInProgress Status = "INPROGRESS"
+	// StatusComplete marks a record that holds the handler's response.
+	StatusComplete Status = "COMPLETED"
+)
+
+// Record is one idempotency record, as a [Store] keeps it.
+type Record struct {
+	// Key is the idempotency key: "prefix#hash".
+	Key string
+	// Status is the record's state.
+	Status Status
+	// Expiry is when the record stops counting: after it, the key may be
+	// taken again, and DynamoDB's TTL may delete the item. Stored with
+	// second precision.
+	Expiry time.Time
+	// LeaseEnd is when the lease of an IN_PROGRESS record ends: after it,
+	// another invocation may take the record over. Stored with millisecond
+	// precision.
+	LeaseEnd time.Time
+	// LeaseToken is a random value written with the IN_PROGRESS record.
+	// Completing and releasing the record are conditioned on it, so an
+	// invocation that lost its lease cannot touch the new owner's record.
+	LeaseToken string
+	// Response is the handler's encoded response (COMPLETE only).
+	Response []byte
+	// ResponseOmitted reports that the handler succeeded but its response
+	// was too large to store: duplicates get [ErrResponseNotStored].
+	ResponseOmitted bool
+	// PayloadHash is the hash of the validated part of the event, when
+	// payload validation is on.
+	PayloadHash string
+}
+
+// live reports whether r still holds its key at now: a COMPLETE record
+// until its expiry, an IN_PROGRESS record until its lease or its expiry ends.
+func (r *Record) live(now time.Time) bool {
+	if !now.Before(r.Expiry) && !r.Expiry.IsZero() {
+		return false
+	}
+	if r.Status == StatusInProgress {
+		return now.Before(r.LeaseEnd)
+	}
+	return true
+}

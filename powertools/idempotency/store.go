@@ -1,0 +1,40 @@
+package idempotency
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps idempotency records. Implementations must make each method
+// atomic for a key: two concurrent Acquire calls for one key never both
+// succeed. [github.com/gopowertools/lambda/dynamo.Store] keeps records in
+// DynamoDB; [github.com/gopowertools/lambda/powertools/idempotency/idempotencytest.Store]
+// keeps them in memory, with the same semantics, for tests.
+//
+// The conformance suite in idempotencytest ([idempotencytest.TestStore])
+// checks a Store against these rules.
+type Store interface {
+	// Acquire writes rec, an IN_PROGRESS record, unless a live record holds
+	// rec.Key at now. A record is live while now is before its Expiry and,
+	// for IN_PROGRESS, before its LeaseEnd. Acquire returns (nil, nil) when
+	// rec was written, and the live record (with a nil error) when one
+	// exists. A record that cannot be decoded gives an error that matches
+	// [ErrCorruptedRecord].
+	Acquire(ctx context.Context, rec *Record, now time.Time) (existing *Record, err error)
+
+	// Complete replaces the record rec.Key with rec (status COMPLETE) when
+	// the stored record carries rec.LeaseToken. Otherwise it returns
+	// [ErrLeaseLost]. Completing a record already completed with the same
+	// token succeeds, so that a retried request is harmless. When rec is
+	// too large to store, it returns [ErrRecordTooLarge] and stores nothing.
+	Complete(ctx context.Context, rec *Record) error
+
+	// Release deletes the record key when it carries token. A missing record
+	// is not an error (a retried release finds its work done); a record with
+	// another token gives [ErrLeaseLost] and is left alone.
+	Release(ctx context.Context, key, token string) error
+
+	// Get reads the record key with a consistent read. It returns
+	// [ErrRecordNotFound] when there is none.
+	Get(ctx context.Context, key string) (*Record, error)
+}
