@@ -1,0 +1,227 @@
+// Package idempotencytest helps test code that uses the idempotency
+// package: [Store] keeps records in memory with the same semantics as the
+// DynamoDB store, and [TestStore] checks any [idempotency.Store] against the
+// contract.
+package idempotencytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// Store is an [idempotency.Store] that keeps records in memory. It applies
+// the rules of github.com/gopowertools/lambda/dynamo.Store, condition for
+// condition, and stores times with DynamoDB's precision (Expiry in whole
+// seconds, LeaseEnd in whole milliseconds), so a test behaves the same on
+// both.
+//
+// Expired records are not deleted (DynamoDB's TTL deletes them late, too):
+// Get still returns them until a new Acquire takes the key.
+//
+// The zero value is an empty store ready to use. A Store is safe for
+// concurrent use.
+type Store struct {
+	mu      sync.Mutex
+	records map[string]idempotency.Record
+	counts  Counts
+}
+
+// Counts is how many times each method of a [Store] was called, whatever
+// its outcome. A test can use it to check that a path makes no request to
+// the store, as a local cache hit should.
+type Counts struct {
+	Acquire, Complete, Release, Get int
+}
+
+// NewStore returns an empty Store.
+func NewStore() *Store { return &Store{} }
+
+var _ idempotency.Store = (*Store)(nil)
+
+// Acquire writes rec unless a record holds rec.Key. The stored record is
+// replaced when its Expiry is set and has passed, or when it is IN_PROGRESS
+// and its lease has passed (or it has none), the condition the DynamoDB store
+// sends. Otherwise the stored record is returned, or a
+// [*idempotency.CorruptedRecordError] when its status is unknown.
+func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rec.Key == "" {
+		return nil, errEmptyKey
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts.Acquire++
+	if old, ok := s.records[rec.Key]; ok && !replaceable(&old, now) {
+		if err := check(&old); err != nil {
+			return nil, err
+		}
+		return clone(&old), nil
+	}
+	s.store(rec)
+	return nil, nil
+}
+
+// Complete replaces the record with rec when the stored one carries
+// rec.LeaseToken; otherwise, or when there is none, it returns
+// [idempotency.ErrLeaseLost].
+func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if rec.Key == "" {
+		return errEmptyKey
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts.Complete++
+	old, ok := s.records[rec.Key]
+	if !ok || old.LeaseToken != rec.LeaseToken {
+		return fmt.Errorf("idempotencytest: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
+	}
+	s.store(rec)
+	return nil
+}
+
+// Release deletes the record key when it carries token. A missing record is
+// not an error; a record with another token gives [idempotency.ErrLeaseLost].
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if key == "" {
+		return errEmptyKey
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts.Release++
+	old, ok := s.records[key]
+	if !ok {
+		return nil
+	}
+	if old.LeaseToken != token {
+		return fmt.Errorf("idempotencytest: release %q: %w", key, idempotency.ErrLeaseLost)
+	}
+	delete(s.records, key)
+	return nil
+}
+
+// Get returns a copy of the record key, [idempotency.ErrRecordNotFound], or
+// a [*idempotency.CorruptedRecordError] when its status is unknown.
+func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if key == "" {
+		return nil, errEmptyKey
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts.Get++
+	old, ok := s.records[key]
+	if !ok {
+		return nil, fmt.Errorf("idempotencytest: get %q: %w", key, idempotency.ErrRecordNotFound)
+	}
+	if err := check(&old); err != nil {
+		return nil, err
+	}
+	return clone(&old), nil
+}
+
+// Put stores a copy of rec as it is, with no condition and no check: a test
+// uses it to seed a record, or to corrupt one (an unknown Status makes
+// Acquire and Get return a [*idempotency.CorruptedRecordError], as an
+// undecodable DynamoDB item does). Put is not counted in [Store.Counts].
+func (s *Store) Put(rec *idempotency.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.store(rec)
+}
+
+// Records returns a copy of every stored record, expired ones included,
+// sorted by key.
+func (s *Store) Records() []idempotency.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]idempotency.Record, 0, len(s.records))
+	for _, r := range s.records {
+		out = append(out, *clone(&r))
+	}
+	slices.SortFunc(out, func(a, b idempotency.Record) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// Counts returns how many times each Store method has been called.
+func (s *Store) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts
+}
+
+// errEmptyKey matches DynamoDB, which refuses an empty key attribute.
+var errEmptyKey = errors.New("idempotencytest: empty idempotency key")
+
+// store keeps a copy of rec as DynamoDB would return it. The caller holds
+// s.mu.
+func (s *Store) store(rec *idempotency.Record) {
+	if s.records == nil {
+		s.records = make(map[string]idempotency.Record)
+	}
+	c := clone(rec)
+	c.Expiry = truncate(c.Expiry, time.Second)
+	c.LeaseEnd = truncate(c.LeaseEnd, time.Millisecond)
+	s.records[rec.Key] = *c
+}
+
+// replaceable is the DynamoDB store's Acquire condition: no live record.
+// Expiry and LeaseEnd are already truncated, and for a whole number of
+// seconds (or milliseconds) e, now < e exactly when the truncated now is.
+func replaceable(old *idempotency.Record, now time.Time) bool {
+	if !old.Expiry.IsZero() && !now.Before(old.Expiry) {
+		return true
+	}
+	return old.Status == idempotency.StatusInProgress && !now.Before(old.LeaseEnd)
+}
+
+// check returns the error the DynamoDB store gives for an item it cannot
+// decode, for the one kind of damage a Record can carry.
+func check(r *idempotency.Record) error {
+	switch r.Status {
+	case idempotency.StatusInProgress, idempotency.StatusComplete:
+		return nil
+	}
+	return &idempotency.CorruptedRecordError{Key: r.Key, Reason: fmt.Sprintf("unknown status %q", r.Status)}
+}
+
+// clone copies r so that callers never share the stored Response.
+func clone(r *idempotency.Record) *idempotency.Record {
+	c := *r
+	if len(r.Response) == 0 {
+		// DynamoDB does not keep an empty data attribute.
+		c.Response = nil
+	} else {
+		c.Response = slices.Clone(r.Response)
+	}
+	return &c
+}
+
+// truncate rounds t down to a multiple of d after the Unix epoch, in UTC, as
+// DynamoDB's epoch numbers keep it. The zero time stays zero: it means "not
+// set" and is not stored.
+func truncate(t time.Time, d time.Duration) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	if d == time.Second {
+		return time.Unix(t.Unix(), 0).UTC()
+	}
+	return time.UnixMilli(t.UnixMilli()).UTC()
+}
