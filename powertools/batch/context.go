@@ -1,0 +1,37 @@
+package batch
+
+import (
+	"context"
+	"log/slog"
+)
+
+type recordKey struct{}
+
+// current is what the record function's context carries about its record.
+type current struct {
+	id     string
+	index  int
+	logger *slog.Logger
+}
+
+// RecordID returns the identifier of the record that ctx belongs to (the
+// SQS message id or the stream sequence number), and false outside a
+// record function.
+func RecordID(ctx context.Context) (string, bool) {
+	c, ok := ctx.Value(recordKey{}).(*current)
+	if !ok {
+		return "", false
+	}
+	return c.id, true
+}
+
+// Logger returns the processor's logger with the record's record_id and
+// record_index attributes, so that every line about a record names it.
+// Outside a record function it returns [slog.Default].
+func Logger(ctx context.Context) *slog.Logger {
+	c, ok := ctx.Value(recordKey{}).(*current)
+	if !ok {
+		return slog.Default()
+	}
+	return c.logger.With(slog.String("record_id", c.id), slog.Int("record_index", c.index))
+}

@@ -1,0 +1,233 @@
+package batch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gopowertools/lambda/powertools/batch"
+)
+
+const (
+	standardARN = "arn:aws:sqs:us-east-1:123456789012:orders"
+	fifoARN     = "arn:aws:sqs:us-east-1:123456789012:orders.fifo"
+)
+
+var errBoom = errors.New("boom")
+
+// sqsEvent builds an event from "id" or "id@group" specs.
+func sqsEvent(arn string, specs ...string) events.SQSEvent {
+	var ev events.SQSEvent
+	for _, s := range specs {
+		id, group, _ := strings.Cut(s, "@")
+		msg := events.SQSMessage{MessageId: id, Body: id, EventSourceARN: arn, Attributes: map[string]string{}}
+		if group != "" {
+			msg.Attributes["MessageGroupId"] = group
+		}
+		ev.Records = append(ev.Records, msg)
+	}
+	return ev
+}
+
+// behave returns a record function that fails the ids in fail, panics on
+// the ids in panics, and records the ids it ran, in call order.
+func behave(fail, panics []string) (batch.SQSFunc, func() []string) {
+	var mu sync.Mutex
+	var calls []string
+	fn := func(_ context.Context, msg events.SQSMessage) error {
+		mu.Lock()
+		calls = append(calls, msg.MessageId)
+		mu.Unlock()
+		if slices.Contains(panics, msg.MessageId) {
+			panic("poison " + msg.MessageId)
+		}
+		if slices.Contains(fail, msg.MessageId) {
+			return fmt.Errorf("record %s: %w", msg.MessageId, errBoom)
+		}
+		return nil
+	}
+	return fn, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(calls)
+	}
+}
+
+func failedIDs(res *batch.Result) []string {
+	var ids []string
+	for _, f := range res.Failures {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
+
+func quiet() batch.Option { return batch.WithLogger(discard) }
+
+func TestSQSRules(t *testing.T) {
+	tests := []struct {
+		name       string
+		records    []string
+		fail       []string
+		panics     []string
+		wantFailed []string
+		wantAllErr bool
+	}{
+		{name: "empty batch", records: nil},
+		{name: "all succeed", records: []string{"m1", "m2", "m3"}},
+		{name: "one fails, others succeed", records: []string{"m1", "m2", "m3"}, fail: []string{"m2"}, wantFailed: []string{"m2"}},
+		{name: "a panic fails only its record", records: []string{"m1", "m2", "m3"}, panics: []string{"m1"}, wantFailed: []string{"m1"}},
+		{name: "failures in record order", records: []string{"m1", "m2", "m3", "m4"}, fail: []string{"m4", "m1"}, panics: []string{"m3"}, wantFailed: []string{"m1", "m3", "m4"}},
+		{name: "all fail", records: []string{"m1", "m2"}, fail: []string{"m1", "m2"}, wantFailed: []string{"m1", "m2"}, wantAllErr: true},
+		{name: "all fail, one by panic", records: []string{"m1", "m2"}, fail: []string{"m1"}, panics: []string{"m2"}, wantFailed: []string{"m1", "m2"}, wantAllErr: true},
+	}
+	for _, tt := range tests {
+		for _, conc := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%s/concurrency=%d", tt.name, conc), func(t *testing.T) {
+				fn, calls := behave(tt.fail, tt.panics)
+				p, err := batch.New(batch.WithConcurrency(conc), quiet())
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := p.SQS(context.Background(), sqsEvent(standardARN, tt.records...), fn)
+				if got := failedIDs(res); !slices.Equal(got, tt.wantFailed) {
+					t.Errorf("failed = %v, want %v", got, tt.wantFailed)
+				}
+				if got := calls(); len(got) != len(tt.records) {
+					t.Errorf("ran %v, want every record of %v", got, tt.records)
+				}
+				if res.Total != len(tt.records) {
+					t.Errorf("Total = %d, want %d", res.Total, len(tt.records))
+				}
+				for _, f := range res.Failures {
+					if slices.Contains(tt.panics, f.ID) {
+						var pe *batch.PanicError
+						if !errors.As(f, &pe) || !errors.Is(f, batch.ErrPanic) || len(pe.Stack) == 0 {
+							t.Errorf("%s: error %v is not a *PanicError with a stack", f.ID, f.Err)
+						}
+					} else if !errors.Is(f, errBoom) {
+						t.Errorf("%s: error %v does not wrap the function's error", f.ID, f.Err)
+					}
+					if f.Index != slices.Index(tt.records, f.ID) {
+						t.Errorf("%s: Index = %d", f.ID, f.Index)
+					}
+				}
+				err = res.Err()
+				if tt.wantAllErr {
+					var be *batch.BatchError
+					if !errors.Is(err, batch.ErrAllFailed) || !errors.As(err, &be) || len(be.Failures) != len(tt.records) {
+						t.Fatalf("Err() = %v, want a *BatchError with every record", err)
+					}
+					if len(tt.fail) > 0 && !errors.Is(err, errBoom) {
+						t.Errorf("Err() = %v does not wrap the per-record errors", err)
+					}
+				} else if err != nil {
+					t.Errorf("Err() = %v, want nil (partial failures are not a batch error)", err)
+				}
+				resp := res.SQSResponse()
+				if len(resp.BatchItemFailures) != len(tt.wantFailed) {
+					t.Fatalf("response = %+v", resp)
+				}
+				for i, id := range tt.wantFailed {
+					if resp.BatchItemFailures[i].ItemIdentifier != id {
+						t.Errorf("response[%d] = %q, want %q", i, resp.BatchItemFailures[i].ItemIdentifier, id)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSQSHandler(t *testing.T) {
+	fn, _ := behave([]string{"m2"}, nil)
+	h := batch.SQSHandler(fn, quiet())
+
+	resp, err := h(context.Background(), sqsEvent(standardARN, "m1", "m2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(resp)
+	if want := `{"batchItemFailures":[{"itemIdentifier":"m2"}]}`; string(got) != want {
+		t.Errorf("response JSON = %s, want %s", got, want)
+	}
+
+	resp, err = h(context.Background(), sqsEvent(standardARN, "m1"))
+	got, _ = json.Marshal(resp)
+	if err != nil || string(got) != `{"batchItemFailures":[]}` {
+		t.Errorf("all succeed: %s, %v; want an empty list and no error", got, err)
+	}
+
+	if _, err := h(context.Background(), sqsEvent(standardARN, "m2")); !errors.Is(err, batch.ErrAllFailed) {
+		t.Errorf("all failed: err = %v, want ErrAllFailed so that Lambda retries the batch", err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, opt := range map[string]batch.Option{
+		"WithConcurrency": batch.WithConcurrency(0),
+		"WithLogger":      batch.WithLogger(nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := batch.New(opt)
+			var ce *batch.ConfigError
+			if !errors.As(err, &ce) || ce.Name != name || !errors.Is(err, batch.ErrConfig) {
+				t.Fatalf("New = %v, want *ConfigError for %s", err, name)
+			}
+			defer func() {
+				if v := recover(); !errors.As(v.(error), &ce) {
+					t.Errorf("SQSHandler panicked with %v, want *ConfigError", v)
+				}
+			}()
+			fn, _ := behave(nil, nil)
+			batch.SQSHandler(fn, opt)
+			t.Error("SQSHandler did not panic")
+		})
+	}
+	t.Run("nil function", func(t *testing.T) {
+		for name, build := range map[string]func(){
+			"SQSHandler":      func() { batch.SQSHandler(nil) },
+			"KinesisHandler":  func() { batch.KinesisHandler(nil) },
+			"DynamoDBHandler": func() { batch.DynamoDBHandler(nil) },
+		} {
+			func() {
+				defer func() {
+					err, _ := recover().(error)
+					if !errors.Is(err, batch.ErrConfig) {
+						t.Errorf("%s(nil) panicked with %v, want *ConfigError", name, err)
+					}
+				}()
+				build()
+			}()
+		}
+	})
+}
+
+func TestDoneContextFailsRecordsNotStarted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var ran []string
+	fn := func(_ context.Context, msg events.SQSMessage) error {
+		ran = append(ran, msg.MessageId)
+		if msg.MessageId == "m2" {
+			cancel() // the invocation's deadline arrives while m2 runs
+		}
+		return nil
+	}
+	res := (&batch.Processor{}).SQS(ctx, sqsEvent(standardARN, "m1", "m2", "m3", "m4"), fn)
+	if !slices.Equal(ran, []string{"m1", "m2"}) {
+		t.Errorf("ran %v, want m1 m2 only", ran)
+	}
+	if got := failedIDs(res); !slices.Equal(got, []string{"m3", "m4"}) {
+		t.Fatalf("failed = %v, want m3 m4", got)
+	}
+	for _, f := range res.Failures {
+		if !errors.Is(f, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", f.ID, f.Err)
+		}
+	}
+}
