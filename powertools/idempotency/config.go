@@ -1,0 +1,152 @@
+package idempotency
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gopowertools/lambda/jmespath"
+)
+
+// Defaults for the settings that have no environment variable or whose
+// variable is unset.
+const (
+	defaultExpiresAfter = time.Hour
+	defaultLease        = time.Minute
+)
+
+// wrapperKind tells build which defaults apply: a handler reads the
+// event-shaped environment variables, a function wrapper does not, because
+// its argument is not the event.
+type wrapperKind int
+
+const (
+	handlerKind wrapperKind = iota
+	funcKind
+)
+
+// build resolves opts against the environment and the defaults into an
+// engine, or returns the first problem as a *ConfigError. name is the
+// function wrapper's name, the key prefix of a funcKind.
+func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, error) {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	e := &engine{
+		store:        store,
+		keyRequired:  o.keyRequired,
+		expiresAfter: defaultExpiresAfter,
+		lease:        defaultLease,
+		now:          time.Now,
+		logger:       o.logger,
+		replayHook:   o.replayHook,
+	}
+	if o.clock != nil {
+		e.now = o.clock
+	}
+
+	if o.disabled != nil {
+		e.disabled = *o.disabled
+	} else {
+		d, _, err := envBool(envDisabled)
+		if err != nil {
+			return nil, err
+		}
+		e.disabled = d
+	}
+
+	if o.expiresAfter != nil {
+		if *o.expiresAfter < time.Second {
+			return nil, &ConfigError{Name: "WithExpiresAfter", Err: errors.New("must be at least 1s")}
+		}
+		e.expiresAfter = *o.expiresAfter
+	} else if d, set, err := envDuration(envExpiresAfter); err != nil {
+		return nil, err
+	} else if set {
+		if d < time.Second {
+			return nil, &ConfigError{Name: envExpiresAfter, Err: errors.New("must be at least 1s")}
+		}
+		e.expiresAfter = d
+	}
+
+	if o.lease != nil {
+		if *o.lease <= 0 {
+			return nil, &ConfigError{Name: "WithLease", Err: errors.New("must be positive")}
+		}
+		e.lease = *o.lease
+	}
+
+	if o.cacheSize < 0 {
+		return nil, &ConfigError{Name: "WithLocalCache", Err: errors.New("size must not be negative")}
+	}
+	e.cache = newCache(o.cacheSize)
+
+	var err error
+	if e.keyExpr, err = compileSetting(o.eventKey, "WithEventKey", envEventKey, kind); err != nil {
+		return nil, err
+	}
+	if e.validation, err = compileSetting(o.validation, "WithPayloadValidation", envValidation, kind); err != nil {
+		return nil, err
+	}
+
+	// A disabled handler never builds a key, so a missing prefix only
+	// matters once idempotency is on: local runs with
+	// POWERTOOLS_IDEMPOTENCY_DISABLED need no function name.
+	if e.prefix, err = keyPrefix(o.keyPrefix, kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
+		return nil, err
+	}
+	if store == nil && !e.disabled {
+		return nil, &ConfigError{Name: "store", Err: errors.New("store is nil")}
+	}
+	return e, nil
+}
+
+// compileSetting compiles the expression set in code, else the one in the
+// environment variable (handlers only). Nil means the setting is off.
+func compileSetting(code *string, option, variable string, kind wrapperKind) (*jmespath.Expression, error) {
+	expr, name := "", option
+	switch {
+	case code != nil:
+		expr = *code
+	case kind == handlerKind:
+		expr, _ = envString(variable)
+		name = variable
+	}
+	if expr == "" {
+		return nil, nil
+	}
+	compiled, err := jmespath.Compile(expr)
+	if err != nil {
+		return nil, &ConfigError{Name: name, Err: err}
+	}
+	return compiled, nil
+}
+
+// keyPrefix resolves the prefix: a function wrapper's name, or for a
+// handler the option, the variable, or the function name, in that order.
+func keyPrefix(code *string, kind wrapperKind, name string) (string, error) {
+	if kind == funcKind {
+		if code != nil {
+			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("a function wrapper's key prefix is its name")}
+		}
+		if name == "" {
+			return "", &ConfigError{Name: "name", Err: errors.New("a function wrapper needs a name, its key prefix")}
+		}
+		return name, nil
+	}
+	if code != nil {
+		if *code == "" {
+			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("prefix is empty")}
+		}
+		return *code, nil
+	}
+	if p, ok := envString(envKeyPrefix); ok {
+		return p, nil
+	}
+	if p, ok := envString(envFunctionName); ok {
+		return p, nil
+	}
+	return "", &ConfigError{Name: "WithKeyPrefix", Err: errNoPrefix}
+}

@@ -1,0 +1,86 @@
+// Package idempotency makes AWS Lambda handlers, and functions inside them,
+// idempotent: an event delivered twice runs the handler once, and the
+// duplicate gets the first invocation's response.
+//
+// [Wrap] turns a typed handler into a [*Handler] for lambda.Start; [WrapFunc]
+// wraps a function called from a handler, keyed on its argument. Both keep
+// their records in a [Store]: github.com/gopowertools/lambda/dynamo.Store in
+// DynamoDB, or idempotencytest.Store in memory for tests.
+//
+// # How an invocation runs
+//
+// The idempotency key is selected from the raw event by a JMESPath
+// expression ([WithEventKey]) and hashed: the key is the prefix, "#", and the
+// hex SHA-256 of the selected value's canonical JSON (object keys sorted at
+// every depth, no insignificant whitespace, no HTML escaping, numbers as
+// written). The same event with its fields in another order has the same
+// key. A selection that is null, "", [], {} or an array of only nulls is no
+// key; 0 and false are keys.
+//
+// The first invocation with a key writes an IN_PROGRESS record holding a
+// lease, which ends at the context's deadline (the Lambda timeout) or after
+// [WithLease] without one, and carries a random lease token. It then decodes
+// the event, runs the handler, encodes the response once, stores it in a
+// COMPLETE record that expires after [WithExpiresAfter], and returns those
+// bytes. An invocation whose lease has ended cannot overwrite the record of
+// the one that took its key over: completion is conditioned on the token.
+//
+// A duplicate of a COMPLETE record gets the stored response; the handler is
+// not called and the event is not decoded. A duplicate of a live IN_PROGRESS
+// record gets an [*InProgressError]; once the lease has ended, the next
+// duplicate takes the key over and runs the handler.
+//
+// If the handler returns an error, the record is deleted so that a retry
+// runs it again, and the error is returned unchanged. If it panics, the
+// record is deleted and the panic goes on with its original value. Once the
+// handler has succeeded, its result is returned even if the store then
+// fails: an error would make the caller retry an effect that has happened.
+// Those failures are logged at error level with the key.
+//
+// # Errors
+//
+// Besides the handler's own errors, an invocation can return:
+//
+//   - [*InProgressError] ([ErrInProgress]): another invocation holds the key.
+//   - [*PayloadConflictError] ([ErrPayloadConflict]): payload validation is
+//     on ([WithPayloadValidation]) and this event's validated part differs
+//     from the stored one's, whether that record is COMPLETE or IN_PROGRESS.
+//   - [*MissingKeyError] ([ErrMissingKey]): the event has no key and
+//     [WithKeyRequired] is on.
+//   - [*ResponseNotStoredError] ([ErrResponseNotStored]): the first
+//     invocation succeeded but its response was too large to store.
+//   - [*CorruptedRecordError] ([ErrCorruptedRecord]): the stored record
+//     cannot be read; the handler is not run.
+//   - [*PersistenceError] ([ErrPersistence]): the store failed before the
+//     handler ran; the handler is not run. It unwraps to the store's error.
+//   - [*ConfigError] ([ErrConfig]): from [New] and [NewFunc] (and as the
+//     panic value of [Wrap] and [WrapFunc]) for an invalid option or
+//     environment variable, which it names.
+//
+// # What is stored
+//
+// A [Record] per key: its status, expiry, lease end and lease token, the
+// encoded response (COMPLETE only), and the payload hash when validation is
+// on. The event itself is never stored.
+//
+// # Environment
+//
+// Read once, when a wrapper is built; an option given in code wins, and an
+// invalid value is a [*ConfigError] naming the variable:
+//
+//   - POWERTOOLS_IDEMPOTENCY_DISABLED: true or 1 runs handlers directly.
+//   - POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH: the handler's key expression.
+//   - POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH: the handler's
+//     payload validation expression.
+//   - POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER: a Go duration, such as 1h.
+//   - POWERTOOLS_IDEMPOTENCY_KEY_PREFIX: the handler's key prefix.
+//   - AWS_LAMBDA_FUNCTION_NAME: the handler's key prefix when no other is set.
+//
+// # Concurrency
+//
+// A [*Handler] and a wrapped function are safe for concurrent use; nothing
+// about an invocation outlives the call except its record and, with
+// [WithLocalCache], a mutex-guarded in-memory copy of COMPLETE records. The
+// package starts no goroutines: Lambda freezes the process between
+// invocations, so the cache checks expiry when it is read.
+package idempotency

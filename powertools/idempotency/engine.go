@@ -1,0 +1,313 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopowertools/lambda/jmespath"
+)
+
+// engine is the record state machine. It works on the raw event and the
+// encoded response, so it is written once and shared by [Handler] and the
+// function wrapper; the generic code at the edge only decodes and encodes.
+// An engine is immutable once built, apart from the mutex-guarded cache and
+// the lease warning flag, so one engine serves concurrent invocations.
+type engine struct {
+	store        Store
+	keyExpr      *jmespath.Expression // nil: the whole payload is the key
+	validation   *jmespath.Expression // nil: no payload validation
+	prefix       string
+	keyRequired  bool
+	expiresAfter time.Duration
+	lease        time.Duration
+	now          func() time.Time
+	logger       *slog.Logger // nil: slog.Default() at log time
+	replayHook   func(context.Context, *Record)
+	cache        *cache // nil: off
+	disabled     bool
+
+	leaseWarned atomic.Bool
+}
+
+// call runs the user's code and returns its encoded response. A failure to
+// encode a successful result is wrapped in *encodeError, so that the engine
+// can tell it from the user's own error.
+type call func(ctx context.Context, payload []byte) ([]byte, error)
+
+// encodeError reports that the user's code succeeded but its result could
+// not be encoded. Its effect has happened, so the key is completed (with no
+// response) rather than released for a rerun.
+type encodeError struct{ err error }
+
+func (e *encodeError) Error() string { return e.err.Error() }
+
+// result is what an idempotent invocation produced.
+type result struct {
+	response []byte
+	key      string // "" when the invocation ran without idempotency
+	replayed bool   // the response came from a record, not from fn
+}
+
+// acquireAttempts bounds how often Acquire is retried when the store reports
+// a live record that has in fact expired at our clock.
+const acquireAttempts = 3
+
+var errStaleLive = errors.New("the store keeps reporting as live a record that has expired")
+
+// do runs fn under idempotency for the event payload.
+func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
+	key, err := e.key(ctx, payload)
+	if err != nil {
+		return result{}, err
+	}
+	if key == "" {
+		resp, err := fn(ctx, payload)
+		return result{response: resp}, unwrapEncode(err)
+	}
+	hash := e.payloadHash(payload)
+
+	now := e.now()
+	if rec := e.cache.get(key, now); rec != nil {
+		cp := *rec // the hook gets its own copy, not the cache's
+		resp, err := e.replay(ctx, &cp, hash)
+		return result{response: resp, key: key, replayed: true}, err
+	}
+
+	rec := &Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(), PayloadHash: hash}
+	for attempt := 1; ; attempt++ {
+		rec.Expiry = now.Add(e.expiresAfter)
+		rec.LeaseEnd = e.leaseEnd(ctx, now)
+		existing, err := e.store.Acquire(ctx, rec, now)
+		if err != nil {
+			return result{key: key}, e.storeError("acquire", key, err)
+		}
+		if existing == nil || (existing.Status == StatusInProgress && existing.LeaseToken == rec.LeaseToken) {
+			// Written, or written by an earlier try of this same request
+			// whose answer was lost: either way the lease is ours.
+			break
+		}
+		if existing.live(now) {
+			resp, err := e.duplicate(ctx, key, existing, hash)
+			return result{response: resp, key: key, replayed: true}, err
+		}
+		if attempt == acquireAttempts {
+			return result{key: key}, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive}
+		}
+		now = e.now()
+	}
+	resp, err := e.own(ctx, rec, payload, fn)
+	return result{response: resp, key: key}, err
+}
+
+// key returns the idempotency key of payload, or "" when the event has none
+// and none is required. An expression that fails on the event (say,
+// powertools_json on a body that is not JSON) selects nothing.
+func (e *engine) key(ctx context.Context, payload []byte) (string, error) {
+	var v any
+	var err error
+	if e.keyExpr != nil {
+		v, err = e.keyExpr.SearchJSON(payload)
+	} else {
+		v, err = decodeJSON(payload)
+	}
+	if err == nil && !missing(v) {
+		var key string
+		if key, err = keyFor(e.prefix, v); err == nil {
+			return key, nil
+		}
+	}
+	expr := "@"
+	if e.keyExpr != nil {
+		expr = e.keyExpr.String()
+	}
+	if e.keyRequired {
+		return "", &MissingKeyError{Expression: expr}
+	}
+	attrs := []any{"expression", expr}
+	if err != nil {
+		attrs = append(attrs, "error", err)
+	}
+	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", attrs...)
+	return "", nil
+}
+
+// payloadHash returns the hash of the validated part of payload, or "" when
+// validation is off. A value that fails to evaluate hashes as null.
+func (e *engine) payloadHash(payload []byte) string {
+	if e.validation == nil {
+		return ""
+	}
+	v, err := e.validation.SearchJSON(payload)
+	if err != nil {
+		v = nil
+	}
+	h, err := hashValue(v)
+	if err != nil {
+		h, _ = hashValue(nil)
+	}
+	return h
+}
+
+// leaseEnd is the invocation's deadline: past it Lambda has given up on the
+// invocation, so its key may be taken over.
+func (e *engine) leaseEnd(ctx context.Context, now time.Time) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	if e.leaseWarned.CompareAndSwap(false, true) {
+		e.log().WarnContext(ctx, "idempotency: the context has no deadline; leases last the WithLease duration", "lease", e.lease)
+	}
+	return now.Add(e.lease)
+}
+
+// duplicate answers an invocation whose key is held by a live record.
+// A payload conflict is reported first, whatever the record's state: a
+// different request reusing a key is a client bug worth surfacing even
+// while the first request is still running.
+func (e *engine) duplicate(ctx context.Context, key string, existing *Record, hash string) ([]byte, error) {
+	switch existing.Status {
+	case StatusComplete:
+		if err := e.checkPayload(key, existing, hash); err != nil {
+			return nil, err
+		}
+		e.cache.put(existing)
+		return e.replay(ctx, existing, hash)
+	case StatusInProgress:
+		if err := e.checkPayload(key, existing, hash); err != nil {
+			return nil, err
+		}
+		return nil, &InProgressError{Key: key, LeaseEnd: existing.LeaseEnd}
+	}
+	return nil, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}
+}
+
+// replay returns the response stored in rec, a COMPLETE record.
+func (e *engine) replay(ctx context.Context, rec *Record, hash string) ([]byte, error) {
+	if err := e.checkPayload(rec.Key, rec, hash); err != nil {
+		return nil, err
+	}
+	if rec.ResponseOmitted {
+		return nil, &ResponseNotStoredError{Key: rec.Key}
+	}
+	if e.replayHook != nil {
+		e.replayHook(ctx, rec)
+	}
+	return rec.Response, nil
+}
+
+// checkPayload compares the stored payload hash with the event's. A record
+// stored before validation was turned on has no hash and conflicts: the
+// middleware cannot tell that it was the same request.
+func (e *engine) checkPayload(key string, rec *Record, hash string) error {
+	if e.validation == nil || rec.PayloadHash == hash {
+		return nil
+	}
+	return &PayloadConflictError{Key: key, StoredHash: rec.PayloadHash, EventHash: hash}
+}
+
+// own runs fn while holding the lease in rec, then completes or releases
+// the record.
+func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) ([]byte, error) {
+	// The record is written even when the invocation's context has been
+	// cancelled: the effect has happened, and a record of it is worth more
+	// than promptness.
+	bg := context.WithoutCancel(ctx)
+	returned := false
+	defer func() {
+		// A panic (or runtime.Goexit) leaves returned false: release the
+		// key and let the panic go on, with its original value and stack.
+		if !returned {
+			e.release(bg, rec)
+		}
+	}()
+	resp, err := fn(withKey(ctx, rec.Key), payload)
+	returned = true
+
+	if encErr, ok := err.(*encodeError); ok {
+		e.complete(bg, rec, nil, true)
+		return nil, encErr.err
+	}
+	if err != nil {
+		e.release(bg, rec)
+		return nil, err
+	}
+	e.complete(bg, rec, resp, false)
+	return resp, nil
+}
+
+// complete stores resp as the key's response. Once the handler has
+// succeeded nothing here turns its success into an error: the caller would
+// retry, and rerun an effect that has already happened.
+// omitted records a success whose response could not be encoded.
+func (e *engine) complete(ctx context.Context, held *Record, resp []byte, omitted bool) {
+	rec := &Record{
+		Key:             held.Key,
+		Status:          StatusComplete,
+		Expiry:          e.now().Add(e.expiresAfter),
+		LeaseToken:      held.LeaseToken,
+		Response:        resp,
+		ResponseOmitted: omitted,
+		PayloadHash:     held.PayloadHash,
+	}
+	err := e.store.Complete(ctx, rec)
+	if errors.Is(err, ErrRecordTooLarge) {
+		rec.Response, rec.ResponseOmitted = nil, true
+		if err = e.store.Complete(ctx, rec); err == nil {
+			e.log().WarnContext(ctx, "idempotency: the response is too large to store; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp))
+		}
+	}
+	switch {
+	case err == nil:
+		e.cache.put(rec)
+	case errors.Is(err, ErrLeaseLost):
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the handler finished; another invocation took the key, so the effect may have run twice", "key", rec.Key)
+	default:
+		e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
+	}
+}
+
+// release deletes the IN_PROGRESS record so that a retry can run the
+// handler. If that fails the lease still ends on its own.
+func (e *engine) release(ctx context.Context, rec *Record) {
+	if err := e.store.Release(ctx, rec.Key, rec.LeaseToken); err != nil {
+		e.log().ErrorContext(ctx, "idempotency: could not release the key; it stays blocked until the lease ends", "key", rec.Key, "lease_end", rec.LeaseEnd, "error", err)
+	}
+}
+
+// storeError maps a store failure: a corrupted record is reported as such,
+// since retrying cannot help; anything else is a *PersistenceError.
+func (e *engine) storeError(op, key string, err error) error {
+	if errors.Is(err, ErrCorruptedRecord) {
+		return err
+	}
+	return &PersistenceError{Op: op, Key: key, Err: err}
+}
+
+func (e *engine) log() *slog.Logger {
+	if e.logger != nil {
+		return e.logger
+	}
+	return slog.Default()
+}
+
+// newLeaseToken returns 128 random bits in hex. crypto/rand.Read does not
+// fail (since Go 1.24 it crashes the program instead), so there is no error.
+func newLeaseToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// unwrapEncode gives the caller the encoding error itself.
+func unwrapEncode(err error) error {
+	if encErr, ok := err.(*encodeError); ok {
+		return encErr.err
+	}
+	return err
+}

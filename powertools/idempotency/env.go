@@ -1,0 +1,58 @@
+package idempotency
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// The environment variables read when a wrapper is built. An empty variable
+// counts as unset. A variable whose setting is also given in code is not
+// read at all, so a bad value there is harmless.
+const (
+	envDisabled     = "POWERTOOLS_IDEMPOTENCY_DISABLED"
+	envEventKey     = "POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH"
+	envValidation   = "POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH"
+	envExpiresAfter = "POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER"
+	envKeyPrefix    = "POWERTOOLS_IDEMPOTENCY_KEY_PREFIX"
+	envFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
+)
+
+// envString returns the variable's value and whether it is set and not
+// empty.
+func envString(name string) (string, bool) {
+	v, ok := os.LookupEnv(name)
+	return v, ok && v != ""
+}
+
+// envBool reads a boolean variable: 1, t, true, 0, f, false in any of the
+// cases strconv.ParseBool accepts.
+func envBool(name string) (value, set bool, err error) {
+	v, ok := envString(name)
+	if !ok {
+		return false, false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, false, &ConfigError{Name: name, Err: fmt.Errorf("%q is not a boolean (want true, false, 1 or 0)", v)}
+	}
+	return b, true, nil
+}
+
+// envDuration reads a Go duration such as 1h or 90m.
+func envDuration(name string) (value time.Duration, set bool, err error) {
+	v, ok := envString(name)
+	if !ok {
+		return 0, false, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, false, &ConfigError{Name: name, Err: fmt.Errorf("%q is not a Go duration such as 1h or 90m", v)}
+	}
+	return d, true, nil
+}
+
+// errNoPrefix explains how to give a handler its key prefix.
+var errNoPrefix = errors.New("no key prefix: use WithKeyPrefix, or set " + envKeyPrefix + " or " + envFunctionName)

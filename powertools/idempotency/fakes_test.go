@@ -1,0 +1,131 @@
+package idempotency_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// fakeClock is a clock a test moves by hand. It starts at the real time, on
+// a whole second, so that context deadlines derived from it are in the
+// future for the real clock that package context uses.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Now().Truncate(time.Second)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// logRecorder is a slog.Handler that keeps what was logged, so that tests
+// can check that a warning or an error was logged with its key.
+type logRecorder struct {
+	mu      sync.Mutex
+	entries []logEntry
+}
+
+type logEntry struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	e := logEntry{level: rec.Level, msg: rec.Message, attrs: map[string]string{}}
+	rec.Attrs(func(a slog.Attr) bool {
+		e.attrs[a.Key] = a.Value.String()
+		return true
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries = append(r.entries, e)
+	return nil
+}
+
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
+
+// at returns the entries logged at level.
+func (r *logRecorder) at(level slog.Level) []logEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []logEntry
+	for _, e := range r.entries {
+		if e.level == level {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// tooLargeStore refuses to complete a record whose response is longer than
+// limit, as DynamoDB refuses an item over 400 KB.
+type tooLargeStore struct {
+	idempotency.Store
+	limit int
+}
+
+func (s *tooLargeStore) Complete(ctx context.Context, rec *idempotency.Record) error {
+	if len(rec.Response) > s.limit {
+		return fmt.Errorf("fake: item of %d bytes: %w", len(rec.Response), idempotency.ErrRecordTooLarge)
+	}
+	return s.Store.Complete(ctx, rec)
+}
+
+// failingStore fails the methods named in fail with err.
+type failingStore struct {
+	idempotency.Store
+	fail map[string]error
+}
+
+func (s *failingStore) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if err := s.fail["acquire"]; err != nil {
+		return nil, err
+	}
+	return s.Store.Acquire(ctx, rec, now)
+}
+
+func (s *failingStore) Complete(ctx context.Context, rec *idempotency.Record) error {
+	if err := s.fail["complete"]; err != nil {
+		return err
+	}
+	return s.Store.Complete(ctx, rec)
+}
+
+func (s *failingStore) Release(ctx context.Context, key, token string) error {
+	if err := s.fail["release"]; err != nil {
+		return err
+	}
+	return s.Store.Release(ctx, key, token)
+}
+
+// staleStore always reports, as live, a record that expired long ago: a
+// store whose clock disagrees with the middleware's.
+type staleStore struct {
+	idempotency.Store
+	calls int
+}
+
+func (s *staleStore) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	s.calls++
+	return &idempotency.Record{Key: rec.Key, Status: idempotency.StatusComplete, Expiry: now.Add(-time.Hour), Response: []byte(`"old"`)}, nil
+}

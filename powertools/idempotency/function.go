@@ -1,0 +1,68 @@
+package idempotency
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// WrapFunc makes fn idempotent on its argument, for an effect inside a
+// handler (Powertools' idempotent_function): the argument is encoded to
+// JSON and the key is taken from it ([WithEventKey] selects part of it;
+// default: all of it). name is the key prefix, so give each wrapped function
+// its own. A repeated argument gets the stored result, decoded into Out,
+// without running fn.
+//
+// The event-shaped environment variables (event key, payload validation,
+// key prefix) do not apply to a function; POWERTOOLS_IDEMPOTENCY_DISABLED
+// and POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER do. WrapFunc panics with a
+// [*ConfigError] when the configuration is invalid; [NewFunc] returns it.
+func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In) (Out, error), opts ...Option) func(context.Context, In) (Out, error) {
+	f, err := NewFunc(name, store, fn, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// NewFunc is [WrapFunc] returning its configuration error instead of
+// panicking.
+func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In) (Out, error), opts ...Option) (func(context.Context, In) (Out, error), error) {
+	if fn == nil {
+		return nil, &ConfigError{Name: "fn", Err: errors.New("function is nil")}
+	}
+	e, err := build(store, funcKind, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if e.disabled {
+		return fn, nil
+	}
+	return func(ctx context.Context, in In) (Out, error) {
+		var zero Out
+		arg, err := json.Marshal(in)
+		if err != nil {
+			return zero, fmt.Errorf("idempotency: encode the argument of %s: %w", name, err)
+		}
+		var out Out
+		res, err := e.do(ctx, arg, func(ctx context.Context, _ []byte) ([]byte, error) {
+			var err error
+			if out, err = fn(ctx, in); err != nil {
+				return nil, err
+			}
+			return encode(out)
+		})
+		switch {
+		case err != nil:
+			return zero, err
+		case !res.replayed:
+			return out, nil
+		}
+		var stored Out
+		if err := json.Unmarshal(res.response, &stored); err != nil {
+			return zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
+		}
+		return stored, nil
+	}, nil
+}

@@ -1,0 +1,95 @@
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Handler is an idempotent Lambda handler: pass it to lambda.Start from
+// github.com/aws/aws-lambda-go, which accepts any value with its Invoke
+// method. Build one with [Wrap] or [New]; the zero Handler returns a
+// [*ConfigError] from every call. A Handler is safe for concurrent use.
+type Handler struct {
+	engine *engine
+	invoke call // decodes the event, runs the user's function, encodes
+}
+
+// Wrap makes fn idempotent: a repeated event, as identified by its key (see
+// [WithEventKey]), gets the response stored for the first one instead of
+// running fn again. Wrap panics with a [*ConfigError] when an option or an
+// environment variable is invalid, so that a misconfigured function fails
+// at cold start; use [New] to get the error instead.
+func Wrap[In, Out any](store Store, fn func(context.Context, In) (Out, error), opts ...Option) *Handler {
+	h, err := New(store, fn, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// New is [Wrap] returning its configuration error instead of panicking.
+func New[In, Out any](store Store, fn func(context.Context, In) (Out, error), opts ...Option) (*Handler, error) {
+	if fn == nil {
+		return nil, &ConfigError{Name: "fn", Err: errors.New("handler is nil")}
+	}
+	e, err := build(store, handlerKind, "", opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{engine: e, invoke: adapt(fn)}, nil
+}
+
+// Invoke handles one event. The key and the validated payload are selected
+// from the raw event; the event is decoded into In only when fn runs, and
+// the response is encoded once, stored, and returned. A duplicate gets the
+// stored bytes, which the caller must not modify. fn's own error is
+// returned unchanged; the other errors are listed in the package
+// documentation.
+func (h *Handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	if h == nil || h.engine == nil {
+		return nil, &ConfigError{Name: "Handler", Err: errors.New("not built with Wrap or New")}
+	}
+	if h.engine.disabled {
+		resp, err := h.invoke(ctx, payload)
+		if err != nil {
+			return nil, unwrapEncode(err)
+		}
+		return resp, nil
+	}
+	res, err := h.engine.do(ctx, payload, h.invoke)
+	if err != nil {
+		return nil, err
+	}
+	return res.response, nil
+}
+
+// adapt turns fn into a call on raw JSON. Like aws-lambda-go, it decodes
+// with encoding/json and encodes without HTML escaping, so wrapping a
+// handler does not change its response bytes.
+func adapt[In, Out any](fn func(context.Context, In) (Out, error)) call {
+	return func(ctx context.Context, payload []byte) ([]byte, error) {
+		var in In
+		if err := json.Unmarshal(payload, &in); err != nil {
+			return nil, err
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return encode(out)
+	}
+}
+
+// encode encodes v as aws-lambda-go encodes a response. A failure is an
+// *encodeError: the user's code has succeeded by then.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, &encodeError{err: err}
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,146 @@
+package idempotency
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Option configures [Wrap], [New], [WrapFunc] and [NewFunc]. Options are
+// checked when the wrapper is built, so a bad setting fails at cold start,
+// never in the middle of an invocation. An option given in code wins over
+// the matching environment variable.
+type Option func(*options)
+
+// options records what the caller set; build resolves it against the
+// environment and the defaults. A nil pointer means "not set".
+type options struct {
+	eventKey     *string
+	validation   *string
+	keyPrefix    *string
+	keyRequired  bool
+	expiresAfter *time.Duration
+	lease        *time.Duration
+	cacheSize    int
+	replayHook   func(context.Context, *Record)
+	clock        func() time.Time
+	logger       *slog.Logger
+	disabled     *bool
+}
+
+// WithEventKey sets the JMESPath expression that selects the idempotency key
+// from the event, for example `powertools_json(body).order_id` for an API
+// Gateway request. The empty string selects the whole event.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH for a handler, else the
+// whole event; for [WrapFunc], the whole argument.
+func WithEventKey(expr string) Option {
+	return func(o *options) { o.eventKey = &expr }
+}
+
+// WithPayloadValidation sets a JMESPath expression whose value must be the
+// same in every event that shares a key: a duplicate whose value differs
+// gets a [*PayloadConflictError] instead of the stored response, because it
+// is a different request reusing a key, not a retry. The empty string turns
+// validation off.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH for a handler,
+// else no validation.
+func WithPayloadValidation(expr string) Option {
+	return func(o *options) { o.validation = &expr }
+}
+
+// WithKeyPrefix sets the part of the key before "#". Functions that share a
+// table need distinct prefixes, or one function would replay another's
+// responses. An empty prefix is a [*ConfigError].
+//
+// Default: POWERTOOLS_IDEMPOTENCY_KEY_PREFIX, else AWS_LAMBDA_FUNCTION_NAME;
+// building a handler with neither (as in a unit test) is a [*ConfigError],
+// rather than a silent shared default. Not accepted by [WrapFunc], whose
+// prefix is its name.
+func WithKeyPrefix(prefix string) Option {
+	return func(o *options) { o.keyPrefix = &prefix }
+}
+
+// WithKeyRequired sets what happens when the event key expression selects
+// nothing (null, "", [], {} or an array of nulls): with true, the invocation
+// fails with a [*MissingKeyError] and the handler does not run.
+//
+// Default: false: the handler runs without idempotency and a warning is
+// logged, as in Powertools for AWS Lambda.
+func WithKeyRequired(required bool) Option {
+	return func(o *options) { o.keyRequired = required }
+}
+
+// WithExpiresAfter sets how long a completed response is replayed, counted
+// from the end of the handler; it also bounds how long an IN_PROGRESS record
+// can block its key. It must be at least a second, the precision at which
+// stores keep expiry.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER, else one hour.
+func WithExpiresAfter(d time.Duration) Option {
+	return func(o *options) { o.expiresAfter = &d }
+}
+
+// WithLease sets how long an invocation holds its key when its context has
+// no deadline. Under Lambda the context deadline is the invocation's
+// timeout and is used instead, so that a crashed invocation frees its key as
+// soon as Lambda has given up on it. A context without a deadline makes the
+// Handler log one warning, since a lease that ends before the handler does
+// lets a duplicate run concurrently. It must be positive.
+//
+// Default: one minute.
+func WithLease(d time.Duration) Option {
+	return func(o *options) { o.lease = &d }
+}
+
+// WithLocalCache keeps up to size COMPLETE records in memory, so that a
+// duplicate seen by the same execution environment is answered without a
+// store call. Entries expire with their records and are checked against
+// payload validation like a stored record. Zero turns the cache off; a
+// negative size is a [*ConfigError].
+//
+// Default: off.
+func WithLocalCache(size int) Option {
+	return func(o *options) { o.cacheSize = size }
+}
+
+// WithReplayHook sets a function called on each replay of a stored response,
+// with the record, before the response is returned: a place to count
+// duplicates or to log them. It is not called for errors such as
+// [*InProgressError] or [*ResponseNotStoredError]. The hook must not modify
+// the record's Response.
+//
+// Default: none.
+func WithReplayHook(hook func(ctx context.Context, rec *Record)) Option {
+	return func(o *options) { o.replayHook = hook }
+}
+
+// WithClock sets the clock used for expiry and leases, for tests. Nil
+// restores the default.
+//
+// Default: time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.clock = now }
+}
+
+// WithLogger sets where warnings and errors go. The package logs nothing on
+// the normal path: only warnings (a missing key, a context without a
+// deadline, a response too large to store) and errors (a lost lease, a store
+// failure after the handler succeeded). To silence it, pass
+// slog.New(slog.DiscardHandler). Nil restores the default.
+//
+// Default: slog.Default(), looked up when logging, so that a logger set with
+// slog.SetDefault after the wrapper was built is used.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithDisabled turns idempotency off: the handler runs directly, with no
+// store calls, as when testing locally.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_DISABLED (true or 1 turns it off), else
+// enabled.
+func WithDisabled(disabled bool) Option {
+	return func(o *options) { o.disabled = &disabled }
+}
