@@ -1,0 +1,63 @@
+// Package jmespath implements JMESPath (https://jmespath.org), the query
+// language for JSON, as the original specification and its reference
+// implementation, jmespath.py, define it, plus the functions that Powertools
+// for AWS Lambda adds: powertools_json, powertools_base64 and
+// powertools_base64_gzip.
+//
+// # Use
+//
+// [Compile] parses an expression once; [Expression.Search] evaluates it on
+// decoded JSON and [Expression.SearchJSON] on raw JSON bytes:
+//
+//	expr, err := jmespath.Compile("powertools_json(body).order_id")
+//	...
+//	id, err := expr.SearchJSON(event)
+//
+// A compiled [Expression] is immutable and safe for concurrent use.
+//
+// # Data
+//
+// Search takes what encoding/json decodes into an any: nil, bool, float64,
+// json.Number (with Decoder.UseNumber), string, []any and map[string]any.
+// Values of other Go types are carried through unchanged but match no
+// JMESPath type: functions reject them with an [*InvalidTypeError] and they
+// equal nothing. The data must be a tree (no cycles). Search never modifies
+// it; results may share arrays and objects with it.
+//
+// Numbers keep their precision wherever the specification allows:
+// integers held in json.Number compare and sort exactly at any size; abs,
+// ceil, floor, max, min and sort return them unchanged; sum of integers is
+// exact while it fits in an int64; to_string of a json.Number is its text;
+// to_number of a string returns a json.Number with that text. Other
+// arithmetic (avg, a non-integer sum) uses float64. SearchJSON and
+// powertools_json decode numbers as json.Number.
+//
+// Object wildcards (*), keys and values list an object's members in key
+// order, since Go maps keep no order.
+//
+// # Errors
+//
+// Compile reports a [*SyntaxError] with the byte offset of the problem, an
+// [*UnknownFunctionError] or an [*ArityError] for a bad function call (both
+// are always known at compile time), and an [*InvalidValueError] for a slice
+// step of 0. Search reports an [*InvalidTypeError] when a function gets an
+// argument of a type it does not accept, and an [*InvalidValueError] when a
+// value cannot be used (text that is not JSON, base64, gzip or UTF-8). Use
+// errors.As to inspect them. An expression nested more than 256 levels deep
+// is a syntax error, so that no input can exhaust the stack.
+//
+// # Custom functions
+//
+// [WithFunctions] adds functions described by [Function]. Their names and
+// argument counts are checked by Compile; their argument types are checked
+// before each call, as for the built-in functions. An argument written as
+// &expr reaches the function as an [*ExpRef].
+//
+// # Differences from jmespath.py
+//
+// The parser is stricter where jmespath.py accepts by accident: function
+// arguments, multi-select entries and hash pairs need commas between them.
+// Slices always start a projection, as in the specification. Ordering
+// comparisons (<, <=, >, >=) are defined for numbers only and give null
+// otherwise, as in the specification.
+package jmespath

@@ -1,0 +1,291 @@
+package jmespath
+
+import "sort"
+
+// eval evaluates n against the current value v. It never changes v or
+// anything reachable from it, and never changes n.
+func eval(n *node, v any) (any, error) {
+	switch n.kind {
+	case nField:
+		if m, ok := v.(map[string]any); ok {
+			return m[n.name], nil
+		}
+		return nil, nil
+	case nCurrent:
+		return v, nil
+	case nSubexpr:
+		var err error
+		for _, c := range n.list {
+			if v, err = eval(c, v); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
+	case nIndexExpr, nPipe:
+		l, err := eval(n.left, v)
+		if err != nil {
+			return nil, err
+		}
+		return eval(n.right, l)
+	case nIndex:
+		a, ok := v.([]any)
+		if !ok {
+			return nil, nil
+		}
+		i := n.index
+		if i < 0 {
+			i += len(a)
+		}
+		if i < 0 || i >= len(a) {
+			return nil, nil
+		}
+		return a[i], nil
+	case nSlice:
+		a, ok := v.([]any)
+		if !ok {
+			return nil, nil
+		}
+		return slice(a, n.slice), nil
+	case nLiteral:
+		return copyValue(n.lit), nil
+	case nProjection, nFlatten, nValueProjection, nFilterProjection:
+		return evalProjection(n, v)
+	case nOr:
+		l, err := eval(n.left, v)
+		if err != nil || truthy(l) {
+			return l, err
+		}
+		return eval(n.right, v)
+	case nAnd:
+		l, err := eval(n.left, v)
+		if err != nil || !truthy(l) {
+			return l, err
+		}
+		return eval(n.right, v)
+	case nNot:
+		l, err := eval(n.left, v)
+		if err != nil {
+			return nil, err
+		}
+		return !truthy(l), nil
+	case nCompare:
+		return evalCompare(n, v)
+	case nMultiList:
+		if v == nil {
+			return nil, nil
+		}
+		out := make([]any, len(n.list))
+		for i, c := range n.list {
+			r, err := eval(c, v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	case nMultiHash:
+		if v == nil {
+			return nil, nil
+		}
+		out := make(map[string]any, len(n.list))
+		for i, c := range n.list {
+			r, err := eval(c, v)
+			if err != nil {
+				return nil, err
+			}
+			out[n.keys[i]] = r
+		}
+		return out, nil
+	case nFunction:
+		return evalFunction(n, v)
+	case nExpref:
+		return nil, &InvalidTypeError{Function: "&", Arg: 0, Want: TypeAny, Got: "expref"}
+	}
+	panic("jmespath: unknown node kind")
+}
+
+func evalProjection(n *node, v any) (any, error) {
+	base, err := eval(n.left, v)
+	if err != nil {
+		return nil, err
+	}
+	var elems []any
+	switch n.kind {
+	case nFlatten:
+		a, ok := base.([]any)
+		if !ok {
+			return nil, nil
+		}
+		out := make([]any, 0, len(a))
+		for _, e := range a {
+			if inner, ok := e.([]any); ok {
+				out = append(out, inner...)
+			} else {
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	case nValueProjection:
+		m, ok := base.(map[string]any)
+		if !ok {
+			return nil, nil
+		}
+		elems = sortedValues(m)
+	default:
+		a, ok := base.([]any)
+		if !ok {
+			return nil, nil
+		}
+		elems = a
+	}
+	out := make([]any, 0, len(elems))
+	for _, e := range elems {
+		if n.kind == nFilterProjection {
+			c, err := eval(n.cond, e)
+			if err != nil {
+				return nil, err
+			}
+			if !truthy(c) {
+				continue
+			}
+		}
+		r, err := eval(n.right, e)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// sortedValues returns an object's values ordered by key: Go maps keep no
+// order, and a search must give the same answer every time.
+func sortedValues(m map[string]any) []any {
+	keys := sortedKeys(m)
+	vals := make([]any, len(keys))
+	for i, k := range keys {
+		vals[i] = m[k]
+	}
+	return vals
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func evalCompare(n *node, v any) (any, error) {
+	l, err := eval(n.left, v)
+	if err != nil {
+		return nil, err
+	}
+	r, err := eval(n.right, v)
+	if err != nil {
+		return nil, err
+	}
+	switch n.op {
+	case tEQ:
+		return equal(l, r), nil
+	case tNE:
+		return !equal(l, r), nil
+	}
+	// Ordering is defined for numbers only; anything else gives null.
+	c, ok := compareNumbers(l, r)
+	if !ok {
+		return nil, nil
+	}
+	switch n.op {
+	case tLT:
+		return c < 0, nil
+	case tLTE:
+		return c <= 0, nil
+	case tGT:
+		return c > 0, nil
+	}
+	return c >= 0, nil
+}
+
+func evalFunction(n *node, v any) (any, error) {
+	args := make([]any, len(n.list))
+	for i, c := range n.list {
+		if c.kind == nExpref {
+			args[i] = &ExpRef{n: c.left}
+			continue
+		}
+		r, err := eval(c, v)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = r
+	}
+	return call(n.fn, args)
+}
+
+// slice follows Python's slice semantics, as jmespath.py does.
+func slice(a []any, s sliceSpec) []any {
+	n, step := len(a), s.step
+	var start, stop int
+	if step > 0 {
+		start, stop = 0, n
+		if s.hasStart {
+			start = clampIndex(s.start, n, 0, n)
+		}
+		if s.hasStop {
+			stop = clampIndex(s.stop, n, 0, n)
+		}
+	} else {
+		start, stop = n-1, -1
+		if s.hasStart {
+			start = clampIndex(s.start, n, -1, n-1)
+		}
+		if s.hasStop {
+			stop = clampIndex(s.stop, n, -1, n-1)
+		}
+	}
+	// Count first: stepping an index could overflow with a huge step.
+	count := 0
+	if step > 0 && start < stop {
+		count = (stop-start-1)/step + 1
+	} else if step < 0 && start > stop {
+		count = (start-stop-1)/-step + 1
+	}
+	out := make([]any, count)
+	for k := range out {
+		out[k] = a[start+k*step]
+	}
+	return out
+}
+
+// clampIndex resolves a negative index against n and bounds it to [lo, hi].
+func clampIndex(i, n, lo, hi int) int {
+	if i < 0 {
+		i += n
+	}
+	return max(lo, min(i, hi))
+}
+
+// copyValue copies a literal's arrays and objects, so that a caller
+// changing a search result cannot change the compiled expression.
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyValue(e)
+		}
+		return out
+	}
+	return v
+}

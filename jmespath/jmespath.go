@@ -1,0 +1,70 @@
+package jmespath
+
+import "fmt"
+
+// Expression is a compiled JMESPath expression. It holds no mutable state:
+// one Expression may be searched from many goroutines at once.
+type Expression struct {
+	src  string
+	root *node
+	path []pathStep // non-nil when SearchJSON can scan raw bytes
+}
+
+// Compile parses expr. It fails with a [*SyntaxError] for text that does
+// not parse, an [*UnknownFunctionError] or [*ArityError] for a bad function
+// call, an [*InvalidValueError] for a slice step of 0, or a
+// [*FunctionDefinitionError] for a malformed custom function.
+func Compile(expr string, opts ...Option) (e *Expression, err error) {
+	defer guard(&err)
+	var cfg config
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	tokens, err := tokenize(expr)
+	if err != nil {
+		return nil, err
+	}
+	p := parser{src: expr, tokens: tokens, fns: &cfg.fns, arena: make([]node, 0, len(tokens))}
+	root, err := p.parse()
+	if err != nil {
+		return nil, err
+	}
+	return &Expression{src: expr, root: root, path: planPath(root)}, nil
+}
+
+// MustCompile is like [Compile] but panics if the expression does not
+// compile. It is meant for expressions fixed in the program's source.
+func MustCompile(expr string) *Expression {
+	e, err := Compile(expr)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// String returns the source text of the expression.
+func (e *Expression) String() string { return e.src }
+
+// Search evaluates the expression against data, which must be made of the
+// values encoding/json decodes into an any (see the package documentation).
+// data is never modified. The result may share arrays and objects with data.
+func (e *Expression) Search(data any) (result any, err error) {
+	defer guard(&err)
+	return eval(e.root, data)
+}
+
+// guard turns a panic inside this package into an error, as a last
+// defence: no input is meant to cause one. A panic in a user's function is
+// not ours to swallow and is re-raised.
+func guard(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if up, ok := r.(*userPanic); ok {
+		panic(up.v)
+	}
+	*err = &internalError{v: fmt.Sprint(r)}
+}

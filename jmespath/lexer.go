@@ -1,0 +1,315 @@
+package jmespath
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+type tokenKind uint8
+
+const (
+	tEOF tokenKind = iota
+	tUnquoted
+	tQuoted
+	tLiteral // `json` or 'raw string'; value in token.lit
+	tNumber
+	tDot
+	tStar
+	tComma
+	tColon
+	tLbracket
+	tRbracket
+	tFilter  // [?
+	tFlatten // []
+	tLbrace
+	tRbrace
+	tLparen
+	tRparen
+	tPipe
+	tOr
+	tAnd
+	tNot
+	tCurrent
+	tExpref
+	tEQ
+	tNE
+	tLT
+	tLTE
+	tGT
+	tGTE
+)
+
+var tokenNames = [...]string{
+	tEOF: "end of expression", tUnquoted: "identifier", tQuoted: "quoted identifier",
+	tLiteral: "literal", tNumber: "number", tDot: "'.'", tStar: "'*'", tComma: "','",
+	tColon: "':'", tLbracket: "'['", tRbracket: "']'", tFilter: "'[?'", tFlatten: "'[]'",
+	tLbrace: "'{'", tRbrace: "'}'", tLparen: "'('", tRparen: "')'", tPipe: "'|'",
+	tOr: "'||'", tAnd: "'&&'", tNot: "'!'", tCurrent: "'@'", tExpref: "'&'",
+	tEQ: "'=='", tNE: "'!='", tLT: "'<'", tLTE: "'<='", tGT: "'>'", tGTE: "'>='",
+}
+
+func (k tokenKind) String() string { return tokenNames[k] }
+
+type token struct {
+	kind tokenKind
+	pos  int    // byte offset in the expression
+	text string // identifier name (unescaped)
+	num  int    // tNumber
+	lit  any    // tLiteral
+}
+
+// lexer turns an expression into tokens in one pass, without regular
+// expressions and without allocating per token except for escaped names and
+// literal values.
+type lexer struct {
+	src    string
+	pos    int
+	tokens []token
+}
+
+func tokenize(src string) ([]token, error) {
+	lx := lexer{src: src, tokens: make([]token, 0, len(src)/3+2)}
+	for {
+		if err := lx.next(); err != nil {
+			return nil, err
+		}
+		if lx.tokens[len(lx.tokens)-1].kind == tEOF {
+			return lx.tokens, nil
+		}
+	}
+}
+
+func (lx *lexer) errorf(pos int, msg string) error {
+	return &SyntaxError{Expression: lx.src, Offset: pos, Msg: msg}
+}
+
+func (lx *lexer) emit(kind tokenKind, start, end int) {
+	lx.tokens = append(lx.tokens, token{kind: kind, pos: start})
+	lx.pos = end
+}
+
+// peek returns the byte after the current one, or 0.
+func (lx *lexer) peek() byte {
+	if lx.pos+1 < len(lx.src) {
+		return lx.src[lx.pos+1]
+	}
+	return 0
+}
+
+func (lx *lexer) next() error {
+	src := lx.src
+	for lx.pos < len(src) && isSpace(src[lx.pos]) {
+		lx.pos++
+	}
+	p := lx.pos
+	if p >= len(src) {
+		lx.emit(tEOF, p, p)
+		return nil
+	}
+	c := src[p]
+	switch {
+	case isIdentStart(c):
+		end := p + 1
+		for end < len(src) && isIdentPart(src[end]) {
+			end++
+		}
+		lx.tokens = append(lx.tokens, token{kind: tUnquoted, pos: p, text: src[p:end]})
+		lx.pos = end
+		return nil
+	case c == '-' || isDigit(c):
+		return lx.number()
+	}
+	switch c {
+	case '.':
+		lx.emit(tDot, p, p+1)
+	case '*':
+		lx.emit(tStar, p, p+1)
+	case ',':
+		lx.emit(tComma, p, p+1)
+	case ':':
+		lx.emit(tColon, p, p+1)
+	case ']':
+		lx.emit(tRbracket, p, p+1)
+	case '{':
+		lx.emit(tLbrace, p, p+1)
+	case '}':
+		lx.emit(tRbrace, p, p+1)
+	case '(':
+		lx.emit(tLparen, p, p+1)
+	case ')':
+		lx.emit(tRparen, p, p+1)
+	case '@':
+		lx.emit(tCurrent, p, p+1)
+	case '[':
+		switch lx.peek() {
+		case '?':
+			lx.emit(tFilter, p, p+2)
+		case ']':
+			lx.emit(tFlatten, p, p+2)
+		default:
+			lx.emit(tLbracket, p, p+1)
+		}
+	case '|':
+		lx.two('|', tOr, tPipe)
+	case '&':
+		lx.two('&', tAnd, tExpref)
+	case '!':
+		lx.two('=', tNE, tNot)
+	case '<':
+		lx.two('=', tLTE, tLT)
+	case '>':
+		lx.two('=', tGTE, tGT)
+	case '=':
+		if lx.peek() != '=' {
+			return lx.errorf(p, "'=' is not an operator; use '=='")
+		}
+		lx.emit(tEQ, p, p+2)
+	case '"':
+		return lx.quoted()
+	case '\'':
+		return lx.rawString()
+	case '`':
+		return lx.literal()
+	default:
+		r, _ := utf8.DecodeRuneInString(src[p:])
+		return lx.errorf(p, "unexpected character "+strconv.QuoteRune(r))
+	}
+	return nil
+}
+
+// two emits long when the next byte is second, else short.
+func (lx *lexer) two(second byte, long, short tokenKind) {
+	if lx.peek() == second {
+		lx.emit(long, lx.pos, lx.pos+2)
+		return
+	}
+	lx.emit(short, lx.pos, lx.pos+1)
+}
+
+func (lx *lexer) number() error {
+	src, start := lx.src, lx.pos
+	end := start
+	if src[end] == '-' {
+		end++
+	}
+	digits := end
+	for end < len(src) && isDigit(src[end]) {
+		end++
+	}
+	if end == digits {
+		return lx.errorf(start, "'-' must be followed by digits")
+	}
+	n, err := strconv.Atoi(src[start:end])
+	if err != nil {
+		return lx.errorf(start, "number out of range")
+	}
+	lx.tokens = append(lx.tokens, token{kind: tNumber, pos: start, num: n})
+	lx.pos = end
+	return nil
+}
+
+// delimited returns the text between the delimiter at lx.pos and the next
+// unescaped one; a backslash keeps the byte after it, so an escaped
+// delimiter does not end the text. It reports whether any backslash was seen.
+func (lx *lexer) delimited(delim byte) (text string, escaped bool, err error) {
+	src, start := lx.src, lx.pos
+	for i := start + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			escaped = true
+			i++
+		case delim:
+			lx.pos = i + 1
+			return src[start+1 : i], escaped, nil
+		}
+	}
+	return "", false, lx.errorf(start, "unterminated "+string(delim)+"-quoted text")
+}
+
+func (lx *lexer) quoted() error {
+	start := lx.pos
+	text, escaped, err := lx.delimited('"')
+	if err != nil {
+		return err
+	}
+	if escaped || !isPlainJSONString(text) {
+		s, ok := unquoteJSON([]byte(`"` + text + `"`))
+		if !ok {
+			return lx.errorf(start, "invalid quoted identifier")
+		}
+		text = s
+	}
+	lx.tokens = append(lx.tokens, token{kind: tQuoted, pos: start, text: text})
+	return nil
+}
+
+// rawString follows jmespath.py: only \' is an escape; every other
+// backslash, including \\, is kept as it is.
+func (lx *lexer) rawString() error {
+	start := lx.pos
+	text, escaped, err := lx.delimited('\'')
+	if err != nil {
+		return err
+	}
+	if escaped {
+		text = strings.ReplaceAll(text, `\'`, `'`)
+	}
+	lx.tokens = append(lx.tokens, token{kind: tLiteral, pos: start, lit: text})
+	return nil
+}
+
+// literal decodes `json`. As in jmespath.py, text that is not JSON is tried
+// once more as the body of a JSON string (the deprecated `foo` form).
+func (lx *lexer) literal() error {
+	start := lx.pos
+	text, escaped, err := lx.delimited('`')
+	if err != nil {
+		return err
+	}
+	if escaped {
+		text = strings.ReplaceAll(text, "\\`", "`")
+	}
+	v, ok := parseJSON([]byte(text))
+	if !ok {
+		s, sok := unquoteJSON([]byte(`"` + strings.TrimLeft(text, " \t\n\r") + `"`))
+		if !sok {
+			return lx.errorf(start, "invalid JSON literal")
+		}
+		v = s
+	}
+	lx.tokens = append(lx.tokens, token{kind: tLiteral, pos: start, lit: v})
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isIdentStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+}
+func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) }
+
+// isPlainJSONString reports whether s, placed between quotes, is a JSON
+// string that decodes to itself: printable ASCII or valid UTF-8, no quote,
+// no backslash, no control byte.
+func isPlainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c == '"' || c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:]) && !strings.ContainsAny(s[i:], "\"\\") && !hasControl(s[i:])
+		}
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' {
+			return true
+		}
+	}
+	return false
+}

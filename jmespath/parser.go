@@ -1,0 +1,361 @@
+package jmespath
+
+// The parser is a top-down operator precedence (Pratt) parser that follows
+// jmespath.py's grammar and binding powers, so that precedence matches the
+// reference implementation exactly. It is a little stricter than
+// jmespath.py where that one accepts by accident: function arguments,
+// multi-select entries and hash pairs must be separated by commas, and each
+// slice part holds at most one number.
+
+// maxDepth bounds both the parser's recursion and the height of the tree,
+// so that neither parsing nor searching can exhaust the stack.
+const maxDepth = 256
+
+// projectionStop: tokens that bind less tightly end a projection's right side.
+const projectionStop = 10
+
+var bindingPower = [...]int{
+	tPipe: 1, tOr: 2, tAnd: 3,
+	tEQ: 5, tNE: 5, tLT: 5, tLTE: 5, tGT: 5, tGTE: 5,
+	tFlatten: 9, tStar: 20, tFilter: 21, tDot: 40, tNot: 45,
+	tLbrace: 50, tLbracket: 55, tLparen: 60,
+	tEOF: 0,
+}
+
+type parser struct {
+	src    string
+	tokens []token
+	i      int
+	depth  int
+	arena  []node
+	fns    *functionTable
+}
+
+func (p *parser) cur() tokenKind { return p.tokens[p.i].kind }
+
+// peekKind returns the kind n tokens ahead, or tEOF past the end.
+func (p *parser) peekKind(n int) tokenKind {
+	if p.i+n < len(p.tokens) {
+		return p.tokens[p.i+n].kind
+	}
+	return tEOF
+}
+
+func (p *parser) errorAt(pos int, msg string) error {
+	return &SyntaxError{Expression: p.src, Offset: pos, Msg: msg}
+}
+
+func (p *parser) unexpected() error {
+	t := p.tokens[p.i]
+	return p.errorAt(t.pos, "unexpected "+t.kind.String())
+}
+
+func (p *parser) match(k tokenKind) error {
+	if p.cur() != k {
+		t := p.tokens[p.i]
+		return p.errorAt(t.pos, "expected "+k.String()+", found "+t.kind.String())
+	}
+	p.i++
+	return nil
+}
+
+// newNode takes a node from the arena; nodes are allocated in chunks so
+// that compiling costs few allocations.
+func (p *parser) newNode(kind nodeKind, pos int, children ...*node) (*node, error) {
+	if len(p.arena) == cap(p.arena) {
+		p.arena = make([]node, 0, 16)
+	}
+	p.arena = append(p.arena, node{kind: kind, pos: pos})
+	n := &p.arena[len(p.arena)-1]
+	for _, c := range children {
+		if c != nil && c.depth >= n.depth {
+			n.depth = c.depth + 1
+		}
+	}
+	if n.depth > maxDepth {
+		return nil, p.errorAt(pos, "expression nested too deeply")
+	}
+	return n, nil
+}
+
+func (p *parser) binary(kind nodeKind, pos int, left, right *node) (*node, error) {
+	n, err := p.newNode(kind, pos, left, right)
+	if err != nil {
+		return nil, err
+	}
+	n.left, n.right = left, right
+	return n, nil
+}
+
+func (p *parser) parse() (*node, error) {
+	n, err := p.expression(0)
+	if err != nil {
+		return nil, err
+	}
+	if p.cur() != tEOF {
+		return nil, p.unexpected()
+	}
+	return n, nil
+}
+
+func (p *parser) expression(bp int) (*node, error) {
+	if p.depth++; p.depth > maxDepth {
+		return nil, p.errorAt(p.tokens[p.i].pos, "expression nested too deeply")
+	}
+	defer func() { p.depth-- }()
+	tok := p.tokens[p.i]
+	p.i++
+	left, err := p.nud(tok)
+	if err != nil {
+		return nil, err
+	}
+	for bp < bindingPower[p.cur()] {
+		tok = p.tokens[p.i]
+		p.i++
+		if left, err = p.led(tok, left); err != nil {
+			return nil, err
+		}
+	}
+	return left, nil
+}
+
+func (p *parser) nud(tok token) (*node, error) {
+	switch tok.kind {
+	case tLiteral:
+		n, err := p.newNode(nLiteral, tok.pos)
+		if err == nil {
+			n.lit = tok.lit
+		}
+		return n, err
+	case tUnquoted:
+		return p.field(tok)
+	case tQuoted:
+		if p.cur() == tLparen {
+			return nil, p.errorAt(tok.pos, "a quoted identifier cannot name a function")
+		}
+		return p.field(tok)
+	case tStar:
+		left, err := p.newNode(nCurrent, tok.pos)
+		if err != nil {
+			return nil, err
+		}
+		var right *node
+		if p.cur() == tRbracket {
+			right, err = p.newNode(nCurrent, tok.pos)
+		} else {
+			right, err = p.projectionRHS(bindingPower[tStar])
+		}
+		if err != nil {
+			return nil, err
+		}
+		return p.binary(nValueProjection, tok.pos, left, right)
+	case tFilter:
+		cur, err := p.newNode(nCurrent, tok.pos)
+		if err != nil {
+			return nil, err
+		}
+		return p.filter(tok, cur)
+	case tLbrace:
+		return p.multiHash(tok)
+	case tLparen:
+		n, err := p.expression(0)
+		if err != nil {
+			return nil, err
+		}
+		return n, p.match(tRparen)
+	case tFlatten:
+		cur, err := p.newNode(nCurrent, tok.pos)
+		if err != nil {
+			return nil, err
+		}
+		return p.flatten(tok, cur)
+	case tNot:
+		operand, err := p.expression(bindingPower[tNot])
+		if err != nil {
+			return nil, err
+		}
+		return p.binary(nNot, tok.pos, operand, nil)
+	case tLbracket:
+		cur, err := p.newNode(nCurrent, tok.pos)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case p.cur() == tNumber || p.cur() == tColon:
+			return p.indexOrSlice(tok, cur)
+		case p.cur() == tStar && p.peekKind(1) == tRbracket:
+			p.i += 2
+			return p.projection(tok, cur, bindingPower[tStar])
+		}
+		return p.multiList(tok)
+	case tCurrent:
+		return p.newNode(nCurrent, tok.pos)
+	case tExpref:
+		operand, err := p.expression(0)
+		if err != nil {
+			return nil, err
+		}
+		return p.binary(nExpref, tok.pos, operand, nil)
+	case tEOF:
+		return nil, p.errorAt(tok.pos, "incomplete expression")
+	}
+	return nil, p.errorAt(tok.pos, "unexpected "+tok.kind.String())
+}
+
+func (p *parser) field(tok token) (*node, error) {
+	n, err := p.newNode(nField, tok.pos)
+	if err == nil {
+		n.name = tok.text
+	}
+	return n, err
+}
+
+func (p *parser) led(tok token, left *node) (*node, error) {
+	switch tok.kind {
+	case tDot:
+		if p.cur() == tStar {
+			p.i++
+			right, err := p.projectionRHS(bindingPower[tDot])
+			if err != nil {
+				return nil, err
+			}
+			return p.binary(nValueProjection, tok.pos, left, right)
+		}
+		right, err := p.dotRHS(bindingPower[tDot])
+		if err != nil {
+			return nil, err
+		}
+		return p.subexpr(tok.pos, left, right)
+	case tPipe, tOr, tAnd:
+		right, err := p.expression(bindingPower[tok.kind])
+		if err != nil {
+			return nil, err
+		}
+		kind := nPipe
+		switch tok.kind {
+		case tOr:
+			kind = nOr
+		case tAnd:
+			kind = nAnd
+		}
+		return p.binary(kind, tok.pos, left, right)
+	case tEQ, tNE, tLT, tLTE, tGT, tGTE:
+		right, err := p.expression(bindingPower[tok.kind])
+		if err != nil {
+			return nil, err
+		}
+		n, err := p.binary(nCompare, tok.pos, left, right)
+		if err == nil {
+			n.op = tok.kind
+		}
+		return n, err
+	case tLparen:
+		return p.function(tok, left)
+	case tFilter:
+		return p.filter(tok, left)
+	case tFlatten:
+		return p.flatten(tok, left)
+	case tLbracket:
+		if p.cur() == tNumber || p.cur() == tColon {
+			return p.indexOrSlice(tok, left)
+		}
+		if err := p.match(tStar); err != nil {
+			return nil, err
+		}
+		if err := p.match(tRbracket); err != nil {
+			return nil, err
+		}
+		return p.projection(tok, left, bindingPower[tStar])
+	}
+	return nil, p.errorAt(tok.pos, "unexpected "+tok.kind.String())
+}
+
+// subexpr appends right to left's chain, keeping a.b.c flat so that long
+// paths do not make deep trees.
+func (p *parser) subexpr(pos int, left, right *node) (*node, error) {
+	if left.kind == nSubexpr {
+		if right.depth >= maxDepth {
+			return nil, p.errorAt(pos, "expression nested too deeply")
+		}
+		if right.depth >= left.depth {
+			left.depth = right.depth + 1
+		}
+		left.list = append(left.list, right)
+		return left, nil
+	}
+	n, err := p.newNode(nSubexpr, pos, left, right)
+	if err == nil {
+		n.list = []*node{left, right}
+	}
+	return n, err
+}
+
+func (p *parser) dotRHS(bp int) (*node, error) {
+	switch p.cur() {
+	case tUnquoted, tQuoted, tStar:
+		return p.expression(bp)
+	case tLbracket:
+		tok := p.tokens[p.i]
+		p.i++
+		return p.multiList(tok)
+	case tLbrace:
+		tok := p.tokens[p.i]
+		p.i++
+		return p.multiHash(tok)
+	}
+	t := p.tokens[p.i]
+	return nil, p.errorAt(t.pos, "expected identifier, '[' or '{' after '.', found "+t.kind.String())
+}
+
+func (p *parser) projectionRHS(bp int) (*node, error) {
+	switch k := p.cur(); {
+	case bindingPower[k] < projectionStop:
+		return p.newNode(nCurrent, p.tokens[p.i].pos)
+	case k == tLbracket || k == tFilter:
+		return p.expression(bp)
+	case k == tDot:
+		p.i++
+		return p.dotRHS(bp)
+	}
+	return nil, p.unexpected()
+}
+
+func (p *parser) projection(tok token, left *node, bp int) (*node, error) {
+	right, err := p.projectionRHS(bp)
+	if err != nil {
+		return nil, err
+	}
+	return p.binary(nProjection, tok.pos, left, right)
+}
+
+func (p *parser) flatten(tok token, left *node) (*node, error) {
+	flat, err := p.binary(nFlatten, tok.pos, left, nil)
+	if err != nil {
+		return nil, err
+	}
+	return p.projection(tok, flat, bindingPower[tFlatten])
+}
+
+func (p *parser) filter(tok token, left *node) (*node, error) {
+	cond, err := p.expression(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.match(tRbracket); err != nil {
+		return nil, err
+	}
+	var right *node
+	if p.cur() == tFlatten {
+		right, err = p.newNode(nCurrent, tok.pos)
+	} else {
+		right, err = p.projectionRHS(bindingPower[tFilter])
+	}
+	if err != nil {
+		return nil, err
+	}
+	n, err := p.newNode(nFilterProjection, tok.pos, left, right, cond)
+	if err == nil {
+		n.left, n.right, n.cond = left, right, cond
+	}
+	return n, err
+}

@@ -1,0 +1,399 @@
+package jmespath
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxJSONDepth is one less than encoding/json's nesting limit, so that this
+// reader never accepts a document that encoding/json rejects. A document it
+// refuses is handed to encoding/json, which has the final word.
+const maxJSONDepth = 9999
+
+// jsonReader validates and decodes JSON text the way encoding/json does with
+// UseNumber: objects to map[string]any, arrays to []any, numbers to
+// json.Number, strings unescaped with invalid UTF-8 and lone surrogates
+// replaced by U+FFFD, the last of duplicate keys winning. It reports
+// failure with ok=false and no detail: callers then ask encoding/json for
+// the authoritative error.
+type jsonReader struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+// parseJSON decodes one JSON document, allowing surrounding whitespace.
+func parseJSON(b []byte) (any, bool) {
+	r := jsonReader{b: b}
+	r.space()
+	v, ok := r.value()
+	if !ok {
+		return nil, false
+	}
+	r.space()
+	return v, r.i == len(b)
+}
+
+// decodeJSON decodes raw like json.Unmarshal with UseNumber, returning
+// encoding/json's error for invalid input.
+func decodeJSON(raw []byte) (any, error) {
+	if v, ok := parseJSON(raw); ok {
+		return v, nil
+	}
+	return decodeStd(raw)
+}
+
+// decodeStd is the reference decoder, used for its error messages and as
+// the last word on what is valid.
+func decodeStd(raw []byte) (any, error) {
+	var v any
+	if !json.Valid(raw) {
+		return nil, json.Unmarshal(raw, &v)
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (r *jsonReader) space() {
+	for r.i < len(r.b) && isSpace(r.b[r.i]) {
+		r.i++
+	}
+}
+
+func (r *jsonReader) value() (any, bool) {
+	if r.i >= len(r.b) {
+		return nil, false
+	}
+	switch c := r.b[r.i]; {
+	case c == '"':
+		return r.str()
+	case c == '{':
+		return r.object()
+	case c == '[':
+		return r.array()
+	case c == '-' || isDigit(c):
+		start := r.i
+		if !r.number() {
+			return nil, false
+		}
+		return json.Number(r.b[start:r.i]), true
+	default:
+		return r.word()
+	}
+}
+
+func (r *jsonReader) word() (any, bool) {
+	rest := r.b[r.i:]
+	switch {
+	case bytes.HasPrefix(rest, []byte("true")):
+		r.i += 4
+		return true, true
+	case bytes.HasPrefix(rest, []byte("false")):
+		r.i += 5
+		return false, true
+	case bytes.HasPrefix(rest, []byte("null")):
+		r.i += 4
+		return nil, true
+	}
+	return nil, false
+}
+
+func (r *jsonReader) str() (any, bool) {
+	s, ok := r.stringValue()
+	return s, ok
+}
+
+// stringValue decodes the string at r.i.
+func (r *jsonReader) stringValue() (string, bool) {
+	start := r.i
+	plain, ok := r.skipString()
+	if !ok {
+		return "", false
+	}
+	if plain {
+		return string(r.b[start+1 : r.i-1]), true
+	}
+	return unquoteJSON(r.b[start:r.i])
+}
+
+// skipString moves past the string at r.i. plain reports that its bytes
+// between the quotes are its value (no escape, valid UTF-8).
+func (r *jsonReader) skipString() (plain, ok bool) {
+	b := r.b
+	i := r.i + 1
+	plain = true
+	high := false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			if high && plain {
+				plain = utf8.Valid(b[r.i+1 : i])
+			}
+			r.i = i + 1
+			return plain, true
+		case c == '\\':
+			plain = false
+			i++
+			if i >= len(b) {
+				return false, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+					return false, false
+				}
+				i += 4
+			default:
+				return false, false
+			}
+		case c < ' ':
+			return false, false
+		case c >= utf8.RuneSelf:
+			high = true
+		}
+	}
+	return false, false
+}
+
+func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func (r *jsonReader) number() bool {
+	b, i := r.b, r.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			return false
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return false
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	r.i = i
+	return true
+}
+
+func (r *jsonReader) object() (any, bool) {
+	if r.depth++; r.depth > maxJSONDepth {
+		return nil, false
+	}
+	m := map[string]any{}
+	ok := r.walk(true, func(keyStart, keyEnd int, plain bool) bool {
+		var key string
+		if plain {
+			key = string(r.b[keyStart+1 : keyEnd-1])
+		} else {
+			k, ok := unquoteBytes(r.b[keyStart:keyEnd])
+			if !ok {
+				return false
+			}
+			key = string(k)
+		}
+		v, ok := r.value()
+		m[key] = v
+		return ok
+	})
+	r.depth--
+	return m, ok
+}
+
+func (r *jsonReader) array() (any, bool) {
+	if r.depth++; r.depth > maxJSONDepth {
+		return nil, false
+	}
+	a := []any{}
+	ok := r.walk(false, func(int, int, bool) bool {
+		v, ok := r.value()
+		a = append(a, v)
+		return ok
+	})
+	r.depth--
+	return a, ok
+}
+
+// walk moves through the object or array at r.i, calling each with r.i at
+// a member's value; in an object, also with the bounds of its quoted key
+// and whether the key needs no unescaping. each must move past the value.
+func (r *jsonReader) walk(object bool, each func(keyStart, keyEnd int, plainKey bool) bool) bool {
+	closer := byte(']')
+	if object {
+		closer = '}'
+	}
+	r.i++
+	r.space()
+	if r.i < len(r.b) && r.b[r.i] == closer {
+		r.i++
+		return true
+	}
+	for {
+		keyStart, keyEnd, plain := r.i, 0, false
+		if object {
+			if r.i >= len(r.b) || r.b[r.i] != '"' {
+				return false
+			}
+			var ok bool
+			if plain, ok = r.skipString(); !ok {
+				return false
+			}
+			keyEnd = r.i
+			r.space()
+			if r.i >= len(r.b) || r.b[r.i] != ':' {
+				return false
+			}
+			r.i++
+			r.space()
+		}
+		if !each(keyStart, keyEnd, plain) {
+			return false
+		}
+		r.space()
+		if r.i >= len(r.b) {
+			return false
+		}
+		switch r.b[r.i] {
+		case ',':
+			r.i++
+			r.space()
+		case closer:
+			r.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// skip moves past one value, validating it, without building anything.
+func (r *jsonReader) skip() bool {
+	if r.i >= len(r.b) {
+		return false
+	}
+	switch c := r.b[r.i]; {
+	case c == '"':
+		_, ok := r.skipString()
+		return ok
+	case c == '{' || c == '[':
+		if r.depth++; r.depth > maxJSONDepth {
+			return false
+		}
+		ok := r.walk(c == '{', func(int, int, bool) bool { return r.skip() })
+		r.depth--
+		return ok
+	case c == '-' || isDigit(c):
+		return r.number()
+	default:
+		_, ok := r.word()
+		return ok
+	}
+}
+
+// unquoteJSON decodes a quoted JSON string exactly as encoding/json does.
+func unquoteJSON(q []byte) (string, bool) {
+	b, ok := unquoteBytes(q)
+	return string(b), ok
+}
+
+func unquoteBytes(q []byte) ([]byte, bool) {
+	r := jsonReader{b: q}
+	if len(q) < 2 || q[0] != '"' {
+		return nil, false
+	}
+	if _, ok := r.skipString(); !ok || r.i != len(q) {
+		return nil, false
+	}
+	s := q[1 : len(q)-1]
+	b := make([]byte, 0, len(s)+utf8.UTFMax)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			switch s[i+1] {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := hex4(s[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(rr) {
+					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						if dec := utf16.DecodeRune(rr, hex4(s[i+2:i+6])); dec != unicode.ReplacementChar {
+							i += 6
+							b = utf8.AppendRune(b, dec)
+							continue
+						}
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+				continue
+			default: // '"', '\\', '/'
+				b = append(b, s[i+1])
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			rr, size := utf8.DecodeRune(s[i:])
+			b = utf8.AppendRune(b, rr)
+			i += size
+		}
+	}
+	return b, true
+}
+
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case isDigit(c):
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}

@@ -1,0 +1,194 @@
+package jmespath
+
+// SearchJSON evaluates the expression against the JSON document raw, with
+// numbers as json.Number. The result is the one Search gives on the
+// document decoded by encoding/json with UseNumber.
+//
+// An expression that is a chain of field names, non-negative indexes and
+// powertools_json calls, such as `requestContext.requestId` or
+// `powertools_json(body).order_id`, is answered in one pass over raw that
+// validates the whole document but decodes only the selected value. Any
+// other expression, and any case the pass does not settle, decodes the
+// whole document and calls Search.
+//
+// A document that is not valid JSON fails with an [*InvalidValueError]
+// wrapping encoding/json's error.
+func (e *Expression) SearchJSON(raw []byte) (result any, err error) {
+	defer guard(&err)
+	if e.path != nil {
+		if v, ok := scanDoc(raw, e.path); ok {
+			return v, nil
+		}
+	}
+	doc, err := decodeJSON(raw)
+	if err != nil {
+		return nil, &InvalidValueError{Msg: "invalid JSON document", Err: err}
+	}
+	return eval(e.root, doc)
+}
+
+type stepKind uint8
+
+const (
+	stepField stepKind = iota
+	stepIndex
+	stepJSON // powertools_json of the current value
+)
+
+type pathStep struct {
+	kind  stepKind
+	name  string
+	index int
+}
+
+// planPath returns the steps of an expression that SearchJSON can answer by
+// scanning, or nil.
+func planPath(n *node) []pathStep {
+	steps := make([]pathStep, 0, 4)
+	if !appendPath(&steps, n) || len(steps) == 0 {
+		return nil
+	}
+	return steps
+}
+
+func appendPath(steps *[]pathStep, n *node) bool {
+	switch n.kind {
+	case nCurrent:
+		return true
+	case nField:
+		*steps = append(*steps, pathStep{kind: stepField, name: n.name})
+		return true
+	case nSubexpr:
+		for _, c := range n.list {
+			if !appendPath(steps, c) {
+				return false
+			}
+		}
+		return true
+	case nIndexExpr:
+		if n.right.kind != nIndex || n.right.index < 0 || !appendPath(steps, n.left) {
+			return false
+		}
+		*steps = append(*steps, pathStep{kind: stepIndex, index: n.right.index})
+		return true
+	case nFunction:
+		if n.fn != powertoolsJSON || len(n.list) != 1 || !appendPath(steps, n.list[0]) {
+			return false
+		}
+		*steps = append(*steps, pathStep{kind: stepJSON})
+		return true
+	}
+	return false
+}
+
+// scanDoc answers steps on the JSON document b. ok is false when b is not
+// valid JSON or when the answer needs the general path (an error, such as
+// powertools_json of a non-string).
+func scanDoc(b []byte, steps []pathStep) (any, bool) {
+	r := jsonReader{b: b}
+	r.space()
+	v, ok := r.find(steps)
+	if !ok {
+		return nil, false
+	}
+	r.space()
+	return v, r.i == len(b)
+}
+
+// find applies steps to the value at r.i and moves past it, validating all
+// of it.
+func (r *jsonReader) find(steps []pathStep) (any, bool) {
+	if len(steps) == 0 {
+		return r.value()
+	}
+	if r.i >= len(r.b) {
+		return nil, false
+	}
+	c := r.b[r.i]
+	switch st := steps[0]; {
+	case st.kind == stepJSON:
+		if c != '"' {
+			return nil, false
+		}
+		text, ok := r.stringBytes()
+		if !ok {
+			return nil, false
+		}
+		return scanDoc(text, steps[1:])
+	case st.kind == stepField && c == '{', st.kind == stepIndex && c == '[':
+		if r.depth++; r.depth > maxJSONDepth {
+			return nil, false
+		}
+		v, ok := r.findMember(st, steps[1:])
+		r.depth--
+		return v, ok
+	}
+	if !r.skip() {
+		return nil, false
+	}
+	return r.missing(steps[1:])
+}
+
+// missing is the answer when a step finds nothing: null, unless a later
+// powertools_json would fail on that null.
+func (r *jsonReader) missing(rest []pathStep) (any, bool) {
+	for _, st := range rest {
+		if st.kind == stepJSON {
+			return nil, false
+		}
+	}
+	return nil, true
+}
+
+// findMember walks the object or array at r.i for the member st selects. In
+// an object the last of duplicate keys wins, as in encoding/json.
+func (r *jsonReader) findMember(st pathStep, rest []pathStep) (any, bool) {
+	var result any
+	found := false
+	elem := 0
+	ok := r.walk(st.kind == stepField, func(keyStart, keyEnd int, plainKey bool) bool {
+		hit := false
+		if st.kind == stepField {
+			hit = keyIs(r.b[keyStart:keyEnd], plainKey, st.name)
+		} else {
+			hit = elem == st.index
+			elem++
+		}
+		if !hit {
+			return r.skip()
+		}
+		v, ok := r.find(rest)
+		result, found = v, true
+		return ok
+	})
+	if !ok {
+		return nil, false
+	}
+	if !found {
+		return r.missing(rest)
+	}
+	return result, true
+}
+
+// keyIs reports whether the quoted key q decodes to name.
+func keyIs(q []byte, plain bool, name string) bool {
+	if plain {
+		return string(q[1:len(q)-1]) == name
+	}
+	k, ok := unquoteBytes(q)
+	return ok && string(k) == name
+}
+
+// stringBytes returns the value of the string at r.i, sharing r.b when it
+// needs no unescaping.
+func (r *jsonReader) stringBytes() ([]byte, bool) {
+	start := r.i
+	plain, ok := r.skipString()
+	if !ok {
+		return nil, false
+	}
+	if plain {
+		return r.b[start+1 : r.i-1], true
+	}
+	return unquoteBytes(r.b[start:r.i])
+}
