@@ -1,0 +1,34 @@
+// Package dynamo keeps idempotency records in a DynamoDB table: [Store]
+// implements [idempotency.Store] with one conditional request per operation.
+//
+// The table layout is the one Powertools for AWS Lambda uses (attribute
+// names "id", "expiration", "in_progress_expiration", "status", "data",
+// "validation"), plus "lease_token" and "response_omitted", so a table made
+// for Powertools in another language serves Go functions too. The item
+// layout and the condition of every request are described in
+// docs/record-format.md in the repository.
+//
+// # Requests
+//
+//   - [Store.Acquire] is one PutItem, conditioned on no live record and
+//     asking DynamoDB to return the existing item when the condition fails
+//     (ReturnValuesOnConditionCheckFailure=ALL_OLD). A server that does not
+//     return it costs a second, consistent GetItem.
+//   - [Store.Complete] is one PutItem, conditioned on the lease token.
+//   - [Store.Release] is one DeleteItem, conditioned on the lease token.
+//   - [Store.Get] is one consistent GetItem.
+//
+// # Errors
+//
+// A failed condition gives [idempotency.ErrLeaseLost], a record over
+// DynamoDB's 400 KB item limit gives [idempotency.ErrRecordTooLarge] (checked
+// before the request is sent), an item that cannot be decoded gives a
+// [*idempotency.CorruptedRecordError]. Every other failure is the SDK's error,
+// wrapped with the operation and key: errors.As reaches it, as it reaches the
+// SDK error behind ErrLeaseLost and ErrRecordTooLarge when the server sent
+// one.
+//
+// A [Store] must be made with [New]; it is safe for concurrent use and
+// starts no goroutine. [CreateTable] makes a table with the right key schema
+// and TTL on the expiry attribute.
+package dynamo

@@ -1,0 +1,111 @@
+package dynamo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// Environment variables read for defaults.
+const (
+	// TableEnv names the table when Options.TableName is not set, as in
+	// Powertools for AWS Lambda.
+	TableEnv = "POWERTOOLS_IDEMPOTENCY_TABLE"
+	// functionNameEnv is set by Lambda; it makes the default static
+	// partition key of composite mode.
+	functionNameEnv = "AWS_LAMBDA_FUNCTION_NAME"
+)
+
+// Options configure a [Store] and [CreateTable]. The defaults are set
+// before the option functions run, so a function sees and may change them.
+// The attribute defaults are Powertools for AWS Lambda's.
+type Options struct {
+	// TableName is the table. Default: the value of
+	// POWERTOOLS_IDEMPOTENCY_TABLE. Required.
+	TableName string
+
+	// KeyAttr is the partition key attribute (type S). In simple mode it
+	// holds the idempotency key; in composite mode, StaticPartitionKey.
+	// Default "id".
+	KeyAttr string
+	// SortKeyAttr, when set, turns on composite mode: the table has this
+	// sort key attribute (type S), which holds the idempotency key, and
+	// every record shares the partition key StaticPartitionKey. Default ""
+	// (simple mode).
+	SortKeyAttr string
+	// StaticPartitionKey is the partition key value of every record in
+	// composite mode. Default "idempotency#" followed by the value of
+	// AWS_LAMBDA_FUNCTION_NAME.
+	StaticPartitionKey string
+
+	// ExpiryAttr holds Record.Expiry in epoch seconds (N); the table's TTL
+	// attribute. Default "expiration".
+	ExpiryAttr string
+	// LeaseEndAttr holds Record.LeaseEnd in epoch milliseconds (N).
+	// Default "in_progress_expiration".
+	LeaseEndAttr string
+	// StatusAttr holds Record.Status (S). Default "status".
+	StatusAttr string
+	// DataAttr holds Record.Response: S when it is valid UTF-8 (JSON
+	// always is), B otherwise. Default "data".
+	DataAttr string
+	// ValidationAttr holds Record.PayloadHash (S). Default "validation".
+	ValidationAttr string
+	// LeaseTokenAttr holds Record.LeaseToken (S). Default "lease_token".
+	LeaseTokenAttr string
+	// ResponseOmittedAttr holds Record.ResponseOmitted (BOOL), written only
+	// when true. Default "response_omitted".
+	ResponseOmittedAttr string
+}
+
+// options returns the defaults, changed by optFns, or a
+// [*idempotency.ConfigError] naming the first bad field.
+func options(optFns []func(*Options)) (Options, error) {
+	o := Options{
+		TableName:           os.Getenv(TableEnv),
+		KeyAttr:             "id",
+		StaticPartitionKey:  "idempotency#" + os.Getenv(functionNameEnv),
+		ExpiryAttr:          "expiration",
+		LeaseEndAttr:        "in_progress_expiration",
+		StatusAttr:          "status",
+		DataAttr:            "data",
+		ValidationAttr:      "validation",
+		LeaseTokenAttr:      "lease_token",
+		ResponseOmittedAttr: "response_omitted",
+	}
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.TableName == "" {
+		return o, &idempotency.ConfigError{Name: "dynamo.Options.TableName", Err: fmt.Errorf("empty: set it or %s", TableEnv)}
+	}
+	if o.SortKeyAttr != "" && o.StaticPartitionKey == "" {
+		return o, &idempotency.ConfigError{Name: "dynamo.Options.StaticPartitionKey", Err: errors.New("empty in composite mode (SortKeyAttr is set)")}
+	}
+	attrs := []struct{ name, value string }{
+		{"KeyAttr", o.KeyAttr},
+		{"ExpiryAttr", o.ExpiryAttr},
+		{"LeaseEndAttr", o.LeaseEndAttr},
+		{"StatusAttr", o.StatusAttr},
+		{"DataAttr", o.DataAttr},
+		{"ValidationAttr", o.ValidationAttr},
+		{"LeaseTokenAttr", o.LeaseTokenAttr},
+		{"ResponseOmittedAttr", o.ResponseOmittedAttr},
+	}
+	if o.SortKeyAttr != "" {
+		attrs = append(attrs, struct{ name, value string }{"SortKeyAttr", o.SortKeyAttr})
+	}
+	seen := make(map[string]string, len(attrs))
+	for _, a := range attrs {
+		if a.value == "" {
+			return o, &idempotency.ConfigError{Name: "dynamo.Options." + a.name, Err: errors.New("empty attribute name")}
+		}
+		if other, dup := seen[a.value]; dup {
+			return o, &idempotency.ConfigError{Name: "dynamo.Options." + a.name, Err: fmt.Errorf("attribute %q is also %s", a.value, other)}
+		}
+		seen[a.value] = a.name
+	}
+	return o, nil
+}
