@@ -1,0 +1,100 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gopowertools/lambda/internal/testenv"
+)
+
+// syncBuffer collects the emulator's output, written from its process's
+// pipes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func startEcho(t *testing.T, timeoutSeconds int) (*Emulator, *syncBuffer) {
+	t.Helper()
+	rie, err := LocateRIE(testenv.RepoRoot())
+	if err != nil {
+		testenv.Unavailable(t, "%v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bootstrap := filepath.Join(t.TempDir(), "bootstrap")
+	if err := Build(ctx, "testdata/echo", bootstrap); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	e, err := Start(ctx, Config{
+		RIE:       rie,
+		Bootstrap: bootstrap,
+		Env:       []string{"AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(timeoutSeconds)},
+		Output:    out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Close()
+		if t.Failed() {
+			t.Logf("emulator output:\n%s", out)
+		}
+	})
+	return e, out
+}
+
+func TestEmulatorRunsTheRuntimeLoop(t *testing.T) {
+	e, out := startEcho(t, 1)
+	ctx := context.Background()
+
+	start := time.Now()
+	resp, err := e.Invoke(ctx, []byte(`{"say":"hello"}`))
+	if err != nil || resp.Status != 200 || string(resp.Body) != `"hello"` {
+		t.Fatalf("Invoke = %d %s, %v; want 200 \"hello\"", resp.Status, resp.Body, err)
+	}
+	// The deadline the function sees is the invocation's start plus the
+	// function timeout.
+	var deadlineMs int64
+	for _, line := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "deadline_ms="); ok {
+			deadlineMs, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if d := time.UnixMilli(deadlineMs).Sub(start); d < 900*time.Millisecond || d > 1100*time.Millisecond {
+		t.Errorf("deadline %v after the invocation, want about the 1 s timeout", d)
+	}
+
+	resp, err = e.Invoke(ctx, []byte(`{"panic":true}`))
+	if err != nil || resp.Status != 502 || !strings.Contains(string(resp.Body), "asked to panic") {
+		t.Errorf("panicking Invoke = %d %s, %v; want 502 with the panic", resp.Status, resp.Body, err)
+	}
+	resp, err = e.Invoke(ctx, []byte(`{"sleep":"3s"}`))
+	if err != nil || !strings.Contains(string(resp.Body), "Task timed out") {
+		t.Errorf("slow Invoke = %d %s, %v; want a timeout", resp.Status, resp.Body, err)
+	}
+	// After a panic and a timeout the emulator starts the function again.
+	resp, err = e.Invoke(ctx, []byte(`{"say":"again"}`))
+	if err != nil || string(resp.Body) != `"again"` {
+		t.Errorf("Invoke after a timeout = %d %s, %v; want \"again\"", resp.Status, resp.Body, err)
+	}
+}
