@@ -1,0 +1,77 @@
+package idempotency
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestCanonicalJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"null", nil, `null`},
+		{"bools", []any{true, false}, `[true,false]`},
+		{"number kept as written", json.Number("1.50"), `1.50`},
+		{"exponent kept as written", json.Number("1e3"), `1e3`},
+		{"float as encoding/json writes it", 1.5, `1.5`},
+		{"int", 42, `42`},
+		{"keys sorted at every depth", map[string]any{"b": 1, "a": map[string]any{"d": nil, "c": []any{"x"}}}, `{"a":{"c":["x"],"d":null},"b":1}`},
+		{"keys sorted by bytes", map[string]any{"é": 1, "z": 2, "Z": 3}, `{"Z":3,"z":2,"é":1}`},
+		{"no HTML escaping", "<a&b>", `"<a&b>"`},
+		{"escapes", "q\"\\\n\r\t\b\f\x01", `"q\"\\\n\r\t\b\f\u0001"`},
+		{"line separators escaped", "a\u2028b\u2029", `"a\u2028b\u2029"`},
+		{"invalid UTF-8 replaced", "a\xffb", `"a\ufffdb"`},
+		{"non-ASCII kept", "日本", `"日本"`},
+		{"other Go values go through encoding/json", struct {
+			B int `json:"b"`
+			A int `json:"a"`
+		}{1, 2}, `{"a":2,"b":1}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := appendCanonical(nil, tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCanonicalJSONRejectsWhatJSONCannotHold(t *testing.T) {
+	for _, v := range []any{json.Number("1 2"), json.Number(""), make(chan int)} {
+		if _, err := appendCanonical(nil, v); err == nil {
+			t.Errorf("appendCanonical(%#v) succeeded, want an error", v)
+		}
+	}
+}
+
+func TestMissing(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		want bool
+	}{
+		{"null", nil, true},
+		{"empty string", "", true},
+		{"empty array", []any{}, true},
+		{"empty object", map[string]any{}, true},
+		{"array of nulls", []any{nil, nil}, true},
+		{"zero", json.Number("0"), false},
+		{"false", false, false},
+		{"string", "x", false},
+		{"array with a value", []any{nil, json.Number("1")}, false},
+		{"object with a null", map[string]any{"a": nil}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := missing(tc.v); got != tc.want {
+				t.Errorf("missing(%#v) = %v, want %v", tc.v, got, tc.want)
+			}
+		})
+	}
+}

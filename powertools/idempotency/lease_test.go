@@ -1,0 +1,134 @@
+package idempotency_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// leaseRecorder returns a fixture whose handler notes the lease end of its
+// own IN_PROGRESS record.
+func leaseRecorder(t *testing.T, opts ...idempotency.Option) (*fixture, *[]time.Time) {
+	var f *fixture
+	var seen []time.Time
+	f = newFixture(t, func(ctx context.Context, o order) (receipt, error) {
+		rec, err := f.store.Get(ctx, keyOf(o.OrderID))
+		if err != nil {
+			t.Error(err)
+			return receipt{}, err
+		}
+		seen = append(seen, rec.LeaseEnd)
+		return receipt{}, nil
+	}, opts...)
+	return f, &seen
+}
+
+func TestLeaseEndsAtTheContextDeadline(t *testing.T) {
+	f, seen := leaseRecorder(t)
+	deadline := f.clock.Now().Add(42 * time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if _, err := f.h.Invoke(ctx, []byte(`{"order_id":"o-1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(*seen) != 1 || !(*seen)[0].Equal(deadline) {
+		t.Errorf("lease ends %v, want the deadline %v", *seen, deadline)
+	}
+	if w := f.logs.at(slog.LevelWarn); len(w) != 0 {
+		t.Errorf("warnings %+v, want none with a deadline", w)
+	}
+}
+
+func TestLeaseWithoutDeadlineWarnsOnce(t *testing.T) {
+	f, seen := leaseRecorder(t, idempotency.WithLease(90*time.Second))
+	for _, id := range []string{"a", "b"} {
+		if _, err := f.h.Invoke(context.Background(), []byte(`{"order_id":"`+id+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := f.clock.Now().Add(90 * time.Second)
+	for _, got := range *seen {
+		if !got.Equal(want) {
+			t.Errorf("lease ends %v, want now + WithLease = %v", got, want)
+		}
+	}
+	if got := len(f.logs.at(slog.LevelWarn)); got != 1 {
+		t.Errorf("%d warnings, want one per Handler", got)
+	}
+}
+
+// TestLeaseTakeover runs a slow invocation whose lease ends while it runs:
+// a duplicate takes the key over and completes; the slow one then finds its
+// lease lost, returns its result anyway, logs an error with the key, and
+// leaves the new owner's record alone.
+func TestLeaseTakeover(t *testing.T) {
+	f := newFixture(t, nil)
+	started, finish := make(chan struct{}), make(chan struct{})
+	slow := idempotency.Wrap(f.store, func(ctx context.Context, o order) (receipt, error) {
+		close(started)
+		<-finish
+		return receipt{OrderID: "slow"}, nil
+	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"),
+		idempotency.WithClock(f.clock.Now), idempotency.WithLogger(slog.New(f.logs)))
+
+	type outcome struct {
+		resp []byte
+		err  error
+	}
+	done := make(chan outcome)
+	go func() {
+		ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(10*time.Second))
+		defer cancel()
+		resp, err := slow.Invoke(ctx, []byte(`{"order_id":"o-1"}`))
+		done <- outcome{resp, err}
+	}()
+	<-started
+
+	f.clock.Advance(11 * time.Second) // the slow invocation's lease has ended
+	resp, err := f.invoke(t, `{"order_id":"o-1","amount":3}`)
+	if err != nil || string(resp) != `{"order_id":"o-1","charged":3}` {
+		t.Fatalf("takeover: %s, %v", resp, err)
+	}
+	close(finish)
+	got := <-done
+	if got.err != nil || string(got.resp) != `{"order_id":"slow","charged":0}` {
+		t.Errorf("stale invocation: %s, %v; want its own result", got.resp, got.err)
+	}
+	errs := f.logs.at(slog.LevelError)
+	if len(errs) != 1 || errs[0].attrs["key"] != keyOf("o-1") {
+		t.Errorf("error logs %+v, want one naming the key", errs)
+	}
+	recs := f.store.Records()
+	if len(recs) != 1 || string(recs[0].Response) != `{"order_id":"o-1","charged":3}` {
+		t.Errorf("records %+v, want the new owner's response kept", recs)
+	}
+}
+
+// ownTokenStore answers every successful Acquire as a retried request would
+// see it: the write happened but the reply was lost, so the retry finds the
+// caller's own record.
+type ownTokenStore struct{ idempotency.Store }
+
+func (s ownTokenStore) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	existing, err := s.Store.Acquire(ctx, rec, now)
+	if existing != nil || err != nil {
+		return existing, err
+	}
+	cp := *rec
+	return &cp, nil
+}
+
+func TestOwnLeaseTokenCarriesOn(t *testing.T) {
+	f := newFixture(t, nil)
+	h := idempotency.Wrap(ownTokenStore{f.store}, func(ctx context.Context, o order) (receipt, error) {
+		f.calls.Add(1)
+		return receipt{OrderID: o.OrderID}, nil
+	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"))
+	resp, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`))
+	if err != nil || string(resp) != `{"order_id":"o-1","charged":0}` || f.calls.Load() != 1 {
+		t.Fatalf("got %s, %v after %d calls; want the handler run as owner", resp, err, f.calls.Load())
+	}
+}
