@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+const defaultProviderTimeout = 5 * time.Second
+
+// newAppFromEnv builds the function from its environment.
+func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
+	table := os.Getenv("IDEMPOTENCY_TABLE")
+	if table == "" {
+		return nil, errors.New("IDEMPOTENCY_TABLE is not set")
+	}
+	providerURL := os.Getenv("PAYMENT_PROVIDER_URL")
+	if providerURL == "" {
+		return nil, errors.New("PAYMENT_PROVIDER_URL is not set")
+	}
+	timeout := defaultProviderTimeout
+	if v := os.Getenv("PAYMENT_PROVIDER_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("PAYMENT_PROVIDER_TIMEOUT=%q is not a positive Go duration such as 5s", v)
+		}
+		timeout = d
+	}
+
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	store, err := dynamo.New(dynamodb.NewFromConfig(cfg), func(o *dynamo.Options) {
+		o.TableName = table
+	})
+	if err != nil {
+		return nil, err
+	}
+	provider := &ProviderClient{BaseURL: providerURL, Timeout: timeout, HTTP: http.DefaultClient}
+	return NewApp(store, provider, log, append(keyPathOptions(), idempotency.WithLogger(log))...)
+}
+
+// keyPathOptions gives the function's key paths. The template sets them
+// per function through the environment; since an option given in code wins
+// over its variable, the paths in code are passed only where the variable
+// is unset, as in a local run.
+func keyPathOptions() []idempotency.Option {
+	var opts []idempotency.Option
+	if os.Getenv("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH") == "" {
+		opts = append(opts, idempotency.WithEventKey(eventKeyPath))
+	}
+	if os.Getenv("POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH") == "" {
+		opts = append(opts, idempotency.WithPayloadValidation(validationPath))
+	}
+	return opts
+}

@@ -1,0 +1,251 @@
+package main
+
+// End-to-end tests: the payments function, built as Lambda runs it, under
+// the Runtime Interface Emulator, against moto server and a local provider
+// that counts requests. They need .tools/bin/aws-lambda-rie and
+// TEST_MOTO_ENDPOINT, which `make test` provides; without them they skip
+// (and fail under CI=true).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/examples/internal/emulator"
+	"github.com/gopowertools/lambda/examples/internal/provider"
+	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// The function binary is built once per test run, with the e2efaults tag
+// that lets the panic test make it panic.
+var bootstrap struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bootstrap.path != "" {
+		os.RemoveAll(filepath.Dir(bootstrap.path))
+	}
+	os.Exit(code)
+}
+
+func buildBootstrap(t *testing.T) string {
+	t.Helper()
+	bootstrap.once.Do(func() {
+		dir, err := os.MkdirTemp("", "payments-e2e-")
+		if err != nil {
+			bootstrap.err = err
+			return
+		}
+		bootstrap.path = filepath.Join(dir, "bootstrap")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		bootstrap.err = emulator.Build(ctx, ".", bootstrap.path, "e2efaults")
+	})
+	if bootstrap.err != nil {
+		t.Fatal(bootstrap.err)
+	}
+	return bootstrap.path
+}
+
+// e2e is one test's world: a table in moto, a provider, and the function's
+// environment.
+type e2e struct {
+	t        *testing.T
+	rie      string
+	moto     string
+	db       *dynamodb.Client
+	table    string
+	store    *dynamo.Store
+	provider *provider.Server
+	url      string
+}
+
+func newE2E(t *testing.T) *e2e {
+	t.Helper()
+	rie, err := emulator.LocateRIE(testenv.RepoRoot())
+	if err != nil {
+		testenv.Unavailable(t, "%v", err)
+	}
+	moto := testenv.Endpoint(t, testenv.MotoEnv)
+	x := &e2e{t: t, rie: rie, moto: moto, db: testenv.NewDynamoDB(moto), provider: provider.New(nil)}
+	x.table = fmt.Sprintf("payments-e2e-%d", time.Now().UnixNano())
+	ctx := context.Background()
+	if err := dynamo.CreateTable(ctx, x.db, func(o *dynamo.Options) { o.TableName = x.table }); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	t.Cleanup(func() { x.db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(x.table)}) })
+	x.store, err = dynamo.New(x.db, func(o *dynamo.Options) { o.TableName = x.table })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(x.provider)
+	t.Cleanup(srv.Close)
+	x.url = srv.URL
+	buildBootstrap(t)
+	return x
+}
+
+// function is one emulator running the payments function, and its output.
+type function struct {
+	em  *emulator.Emulator
+	out *lineBuffer
+}
+
+// start runs the function under a new emulator. env adds to, or overrides,
+// the environment that template.yaml gives the function.
+func (x *e2e) start(env ...string) *function {
+	x.t.Helper()
+	base := []string{
+		"AWS_REGION=us-east-1", // the emulator does not set it
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+		"AWS_ENDPOINT_URL_DYNAMODB=" + x.moto,
+		"AWS_LAMBDA_FUNCTION_NAME=payments",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=10",
+		"IDEMPOTENCY_TABLE=" + x.table,
+		"PAYMENT_PROVIDER_URL=" + x.url,
+		"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=" + eventKeyPath,
+		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
+	}
+	out := &lineBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	em, err := emulator.Start(ctx, emulator.Config{
+		RIE: x.rie, Bootstrap: bootstrap.path, Env: append(base, env...), Output: out,
+	})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.t.Cleanup(func() {
+		em.Close()
+		if x.t.Failed() {
+			x.t.Logf("emulator output:\n%s", out)
+		}
+	})
+	return &function{em: em, out: out}
+}
+
+// invoke sends an HTTP API event with body and returns the emulator's
+// answer as it came.
+func (f *function) invoke(t *testing.T, body string) emulator.Response {
+	t.Helper()
+	payload, err := json.Marshal(event(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := f.em.Invoke(ctx, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// pay sends a payment and returns the function's HTTP response.
+func (f *function) pay(t *testing.T, body string) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	raw := f.invoke(t, body)
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(raw.Body, &resp); raw.Status != http.StatusOK || err != nil || resp.StatusCode == 0 {
+		t.Fatalf("invocation failed: emulator status %d, body %s", raw.Status, raw.Body)
+	}
+	return resp
+}
+
+// deadline returns the deadline the function logged when it began to
+// charge orderID: the deadline the emulator gave that invocation.
+func (f *function) deadline(t *testing.T, orderID string) time.Time {
+	t.Helper()
+	for _, line := range f.out.lines() {
+		var entry struct {
+			Msg        string `json:"msg"`
+			OrderID    string `json:"order_id"`
+			DeadlineMs int64  `json:"deadline_ms"`
+		}
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "charging" && entry.OrderID == orderID {
+			return time.UnixMilli(entry.DeadlineMs)
+		}
+	}
+	t.Fatalf("the function logged no charge of %s", orderID)
+	return time.Time{}
+}
+
+// items returns how many items the table holds.
+func (x *e2e) items() int {
+	x.t.Helper()
+	out, err := x.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(x.table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return len(out.Items)
+}
+
+// record reads the record that the provider's n-th request was made for:
+// its Idempotency-Key is the record's key.
+func (x *e2e) record(n int) *idempotency.Record {
+	x.t.Helper()
+	keys := x.provider.Keys()
+	if len(keys) <= n {
+		x.t.Fatalf("the provider got %d requests, want more than %d", len(keys), n)
+	}
+	rec, err := x.store.Get(context.Background(), keys[n])
+	if err != nil {
+		x.t.Fatalf("Get(%s): %v", keys[n], err)
+	}
+	return rec
+}
+
+func (x *e2e) wantRequests(want int) {
+	x.t.Helper()
+	if got := x.provider.Requests(); got != want {
+		x.t.Errorf("the provider got %d charge requests, want %d", got, want)
+	}
+}
+
+// lineBuffer collects output written from the emulator's pipes.
+type lineBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lineBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lineBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lineBuffer) lines() []string {
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(b.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}

@@ -1,0 +1,9 @@
+//go:build e2efaults
+
+package main
+
+var injectedFault = func(p Payment) {
+	if p.Customer == panicCustomer {
+		panic("payments: fault injected for customer " + panicCustomer)
+	}
+}

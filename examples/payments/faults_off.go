@@ -1,0 +1,5 @@
+//go:build !e2efaults
+
+package main
+
+var injectedFault func(Payment)

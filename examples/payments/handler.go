@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// Key paths into the API Gateway event: the order id is the idempotency
+// key, and a retry must carry the same amount and currency.
+const (
+	eventKeyPath   = "powertools_json(body).order_id"
+	validationPath = "powertools_json(body).[amount,currency]"
+)
+
+// App is the payments function: POST /payments charges a card once per
+// order_id.
+//
+// Handle checks the request, runs the idempotent part (chargeOnce, wrapped
+// by the idempotency middleware) and turns the middleware's errors into
+// HTTP answers. The check comes first so that a bad request is a 400 that
+// leaves no idempotency record: fixing the body and sending it again must
+// not meet a stored failure.
+type App struct {
+	charge   *idempotency.Handler
+	provider *ProviderClient
+	log      *slog.Logger
+	now      func() time.Time
+	// beforeCharge, when set, runs just before the provider is called: the
+	// tests make it panic.
+	beforeCharge func(Payment)
+}
+
+// NewApp returns the function, its idempotent part built on store with
+// opts. It fails on an invalid option or environment variable, which makes
+// the function fail at cold start rather than on a payment.
+func NewApp(store idempotency.Store, provider *ProviderClient, log *slog.Logger, opts ...idempotency.Option) (*App, error) {
+	a := &App{provider: provider, log: log, now: time.Now}
+	charge, err := idempotency.New(store, a.chargeOnce, opts...)
+	if err != nil {
+		return nil, err
+	}
+	a.charge = charge
+	return a, nil
+}
+
+// Handle answers one POST /payments request.
+func (a *App) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		decoded, err := base64.StdEncoding.DecodeString(req.Body)
+		if err != nil {
+			return errorResponse(http.StatusBadRequest, "the body is not valid base64"), nil
+		}
+		body = decoded
+	}
+	if _, err := parsePayment(body); err != nil {
+		return errorResponse(http.StatusBadRequest, err.Error()), nil
+	}
+	// The key paths read the body as JSON text, so it goes on decoded.
+	req.Body, req.IsBase64Encoded = string(body), false
+	event, err := json.Marshal(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+
+	out, err := a.charge.Invoke(ctx, event)
+	var inProgress *idempotency.InProgressError
+	var providerErr *ProviderError
+	switch {
+	case err == nil:
+		var resp events.APIGatewayV2HTTPResponse
+		err := json.Unmarshal(out, &resp)
+		return resp, err
+	case errors.As(err, &inProgress):
+		resp := errorResponse(http.StatusConflict, "a payment for this order_id is being processed; retry later")
+		resp.Headers["Retry-After"] = strconv.Itoa(retryAfter(inProgress.LeaseEnd, a.now()))
+		return resp, nil
+	case errors.Is(err, idempotency.ErrPayloadConflict):
+		return errorResponse(http.StatusUnprocessableEntity, "this order_id was already paid with another amount or currency"), nil
+	case errors.As(err, &providerErr):
+		a.log.ErrorContext(ctx, "charge failed", "err", err)
+		return errorResponse(http.StatusBadGateway, "the payment provider failed; retry with the same order_id"), nil
+	default:
+		// Store failures and the like: Lambda reports the error, and API
+		// Gateway answers 500.
+		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("payments: %w", err)
+	}
+}
+
+// retryAfter is the Retry-After value, in whole seconds, for a key leased
+// until leaseEnd: the lease's remaining time rounded up, at least 1.
+func retryAfter(leaseEnd, now time.Time) int {
+	wait := leaseEnd.Sub(now)
+	secs := int((wait + time.Second - 1) / time.Second)
+	return max(secs, 1)
+}
+
+func errorResponse(status int, message string) events.APIGatewayV2HTTPResponse {
+	return jsonResponse(status, map[string]string{"error": message})
+}

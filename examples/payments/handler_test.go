@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gopowertools/lambda/examples/internal/provider"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+)
+
+// fixture is the function wired to an in-memory store and a local provider.
+type fixture struct {
+	app      *App
+	store    *idempotencytest.Store
+	provider *provider.Server
+}
+
+func newFixture(t *testing.T, opts ...idempotency.Option) *fixture {
+	t.Helper()
+	prov := provider.New(nil)
+	srv := httptest.NewServer(prov)
+	t.Cleanup(srv.Close)
+	store := idempotencytest.NewStore()
+	client := &ProviderClient{BaseURL: srv.URL, Timeout: 5 * time.Second, HTTP: srv.Client()}
+	log := slog.New(slog.DiscardHandler)
+	opts = append(append(keyPathOptions(), idempotency.WithKeyPrefix("payments"), idempotency.WithLogger(log)), opts...)
+	app, err := NewApp(store, client, log, opts...)
+	if err != nil {
+		t.Fatalf("NewApp: %v", err)
+	}
+	return &fixture{app: app, store: store, provider: prov}
+}
+
+// invoke calls the function as Lambda would, with a 30 s deadline.
+func (f *fixture) invoke(t *testing.T, body string) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := f.app.Handle(ctx, event(body))
+	if err != nil {
+		t.Fatalf("Handle(%s): %v", body, err)
+	}
+	return resp
+}
+
+func event(body string) events.APIGatewayV2HTTPRequest {
+	return events.APIGatewayV2HTTPRequest{
+		Version:  "2.0",
+		RouteKey: "POST /payments",
+		RawPath:  "/payments",
+		Headers:  map[string]string{"content-type": "application/json"},
+		Body:     body,
+	}
+}
+
+const order42 = `{"order_id":"order-42","customer":"cus_1","amount":1250,"currency":"EUR"}`
+
+func TestFirstPaymentThenReplay(t *testing.T) {
+	f := newFixture(t)
+	first := f.invoke(t, order42)
+	if first.StatusCode != http.StatusCreated {
+		t.Fatalf("first: status %d, body %s", first.StatusCode, first.Body)
+	}
+	var got Receipt
+	if err := json.Unmarshal([]byte(first.Body), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := Receipt{PaymentID: "ch_0001", OrderID: "order-42", Amount: 1250, Currency: "EUR", Status: "charged"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("receipt (-want +got):\n%s", diff)
+	}
+
+	// The same order again, with its fields in another order: a retry.
+	dup := f.invoke(t, `{"currency":"EUR","amount":1250,"customer":"cus_1","order_id":"order-42"}`)
+	if diff := cmp.Diff(first, dup); diff != "" {
+		t.Errorf("duplicate differs from the first response (-first +dup):\n%s", diff)
+	}
+	if n := f.provider.Requests(); n != 1 {
+		t.Errorf("provider got %d requests, want 1", n)
+	}
+	recs := f.store.Records()
+	if len(recs) != 1 || recs[0].Status != idempotency.StatusComplete {
+		t.Fatalf("records = %+v, want one COMPLETE record", recs)
+	}
+	if keys := f.provider.Keys(); keys[0] != recs[0].Key {
+		t.Errorf("provider saw Idempotency-Key %q, want the record's key %q", keys[0], recs[0].Key)
+	}
+}
+
+func TestConflictingPayment(t *testing.T) {
+	f := newFixture(t)
+	if resp := f.invoke(t, order42); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("first: status %d, body %s", resp.StatusCode, resp.Body)
+	}
+	for _, body := range []string{
+		`{"order_id":"order-42","customer":"cus_1","amount":9999,"currency":"EUR"}`,
+		`{"order_id":"order-42","customer":"cus_1","amount":1250,"currency":"USD"}`,
+	} {
+		if resp := f.invoke(t, body); resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("%s: status %d, want 422; body %s", body, resp.StatusCode, resp.Body)
+		}
+	}
+	if n := f.provider.Requests(); n != 1 {
+		t.Errorf("provider got %d requests, want 1", n)
+	}
+}
+
+func TestInvalidPayment(t *testing.T) {
+	tests := map[string]events.APIGatewayV2HTTPRequest{
+		"malformed JSON":   event(`{"order_id":`),
+		"not an object":    event(`[1,2]`),
+		"no order_id":      event(`{"customer":"cus_1","amount":1250,"currency":"EUR"}`),
+		"empty order_id":   event(`{"order_id":"","customer":"cus_1","amount":1250,"currency":"EUR"}`),
+		"no customer":      event(`{"order_id":"o1","amount":1250,"currency":"EUR"}`),
+		"zero amount":      event(`{"order_id":"o1","customer":"cus_1","amount":0,"currency":"EUR"}`),
+		"negative amount":  event(`{"order_id":"o1","customer":"cus_1","amount":-5,"currency":"EUR"}`),
+		"fractional":       event(`{"order_id":"o1","customer":"cus_1","amount":12.5,"currency":"EUR"}`),
+		"amount as string": event(`{"order_id":"o1","customer":"cus_1","amount":"1250","currency":"EUR"}`),
+		"bad currency":     event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"euro"}`),
+		"unknown field":    event(`{"order_id":"o1","customer":"cus_1","ammount":1250,"currency":"EUR"}`),
+		"two values":       event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"} {}`),
+		"bad base64": {
+			Version: "2.0", RouteKey: "POST /payments", Body: "%%%", IsBase64Encoded: true,
+		},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			resp, err := f.app.Handle(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("status %d, want 400; body %s", resp.StatusCode, resp.Body)
+			}
+			if c := f.store.Counts(); c != (idempotencytest.Counts{}) {
+				t.Errorf("store calls %+v, want none: a 400 must leave no record", c)
+			}
+			if n := f.provider.Requests(); n != 0 {
+				t.Errorf("provider got %d requests, want 0", n)
+			}
+		})
+	}
+}
+
+func TestBase64Body(t *testing.T) {
+	f := newFixture(t)
+	req := event(base64.StdEncoding.EncodeToString([]byte(order42)))
+	req.IsBase64Encoded = true
+	resp, err := f.app.Handle(context.Background(), req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("Handle = %d %s, %v; want 201", resp.StatusCode, resp.Body, err)
+	}
+	// The stored key is the order id's, so the plain-text retry replays.
+	if dup := f.invoke(t, order42); dup.Body != resp.Body {
+		t.Errorf("plain retry of a base64 request: %d %s, want the stored %s", dup.StatusCode, dup.Body, resp.Body)
+	}
+	if n := f.provider.Requests(); n != 1 {
+		t.Errorf("provider got %d requests, want 1", n)
+	}
+}
+
+func TestPaymentInProgress(t *testing.T) {
+	f := newFixture(t)
+	release := f.provider.Hold()
+	defer release()
+	firstDone := make(chan events.APIGatewayV2HTTPResponse)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		resp, _ := f.app.Handle(ctx, event(order42))
+		firstDone <- resp
+	}()
+	<-f.provider.Arrived()
+
+	dup := f.invoke(t, order42)
+	if dup.StatusCode != http.StatusConflict {
+		t.Fatalf("duplicate while the first runs: status %d, want 409; body %s", dup.StatusCode, dup.Body)
+	}
+	// The lease is the first invocation's deadline, 30 s away.
+	if got := dup.Headers["Retry-After"]; got != "30" {
+		t.Errorf("Retry-After = %q, want \"30\"", got)
+	}
+
+	release()
+	if first := <-firstDone; first.StatusCode != http.StatusCreated {
+		t.Fatalf("first: status %d, body %s", first.StatusCode, first.Body)
+	}
+	if n := f.provider.Requests(); n != 1 {
+		t.Errorf("provider got %d requests, want 1", n)
+	}
+}
+
+func TestProviderFailureReleasesTheRecord(t *testing.T) {
+	tests := map[string]func(*fixture){
+		"error":   func(f *fixture) { f.provider.FailNext(1) },
+		"timeout": func(f *fixture) { f.app.provider.Timeout = 50 * time.Millisecond; f.provider.SetDelay(time.Second) },
+	}
+	for name, breakProvider := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			breakProvider(f)
+			if resp := f.invoke(t, order42); resp.StatusCode != http.StatusBadGateway {
+				t.Fatalf("status %d, want 502; body %s", resp.StatusCode, resp.Body)
+			}
+			if recs := f.store.Records(); len(recs) != 0 {
+				t.Fatalf("records after a failed charge: %+v, want none", recs)
+			}
+
+			f.app.provider.Timeout = 5 * time.Second
+			f.provider.SetDelay(0)
+			if resp := f.invoke(t, order42); resp.StatusCode != http.StatusCreated {
+				t.Fatalf("retry: status %d, want 201; body %s", resp.StatusCode, resp.Body)
+			}
+			keys := f.provider.Keys()
+			if len(keys) != 2 || keys[0] != keys[1] {
+				t.Errorf("provider saw Idempotency-Keys %q, want the same key twice", keys)
+			}
+			if n := len(f.provider.Charges()); n != 1 {
+				t.Errorf("provider made %d charges, want 1", n)
+			}
+		})
+	}
+}
+
+func TestPanicReleasesTheRecord(t *testing.T) {
+	f := newFixture(t)
+	f.app.beforeCharge = func(Payment) { panic("boom") }
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the handler's panic", r)
+			}
+		}()
+		_, _ = f.app.Handle(context.Background(), event(order42))
+	}()
+	if recs := f.store.Records(); len(recs) != 0 {
+		t.Fatalf("records after a panic: %+v, want none", recs)
+	}
+	f.app.beforeCharge = nil
+	if resp := f.invoke(t, order42); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("retry after a panic: status %d, want 201; body %s", resp.StatusCode, resp.Body)
+	}
+}
+
+func TestKeyPathsFromTheEnvironment(t *testing.T) {
+	// One payment per customer: the second order of cus_1 replays the first.
+	t.Setenv("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH", "powertools_json(body).customer")
+	t.Setenv("POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH", "powertools_json(body).customer")
+	f := newFixture(t)
+	first := f.invoke(t, order42)
+	second := f.invoke(t, `{"order_id":"order-43","customer":"cus_1","amount":7,"currency":"USD"}`)
+	if first.StatusCode != http.StatusCreated || second.Body != first.Body {
+		t.Errorf("second order of the customer: %d %s, want the replay of %s", second.StatusCode, second.Body, first.Body)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		leaseEnd time.Time
+		want     int
+	}{
+		{now.Add(30 * time.Second), 30},
+		{now.Add(1500 * time.Millisecond), 2},
+		{now.Add(time.Millisecond), 1},
+		{now, 1},
+		{now.Add(-time.Minute), 1},
+	}
+	for _, tt := range tests {
+		if got := retryAfter(tt.leaseEnd, now); got != tt.want {
+			t.Errorf("retryAfter(now+%v) = %d, want %d", tt.leaseEnd.Sub(now), got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+// Command payments is an AWS Lambda function behind an API Gateway HTTP API:
+// POST /payments charges a card at most once per order_id, however often
+// the client retries.
+//
+// Environment:
+//
+//	IDEMPOTENCY_TABLE         the DynamoDB table of idempotency records (required)
+//	PAYMENT_PROVIDER_URL      the payment provider's base URL (required)
+//	PAYMENT_PROVIDER_TIMEOUT  how long one charge request may take (Go duration, default 5s)
+//
+// plus the AWS SDK's own variables (AWS_REGION, credentials,
+// AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB) and the idempotency
+// middleware's POWERTOOLS_IDEMPOTENCY_* variables.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	app, err := newAppFromEnv(context.Background(), log)
+	if err != nil {
+		// Failing here fails the cold start, which Lambda reports as an
+		// init error: better than charging with a broken configuration.
+		log.Error("payments: configuration", "err", err)
+		os.Exit(1)
+	}
+	app.beforeCharge = injectedFault
+	lambda.Start(app.Handle)
+}
