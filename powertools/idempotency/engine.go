@@ -214,31 +214,37 @@ func (e *engine) checkPayload(key string, rec *Record, hash string) error {
 // own runs fn while holding the lease in rec, then completes or releases
 // the record.
 func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) ([]byte, error) {
-	// The record is written even when the invocation's context has been
-	// cancelled: the effect has happened, and a record of it is worth more
-	// than promptness.
-	bg := context.WithoutCancel(ctx)
 	returned := false
 	defer func() {
 		// A panic (or runtime.Goexit) leaves returned false: release the
 		// key and let the panic go on, with its original value and stack.
 		if !returned {
-			e.release(bg, rec)
+			e.release(writeContext(ctx), rec)
 		}
 	}()
 	resp, err := fn(withKey(ctx, rec.Key), payload)
 	returned = true
 
 	if encErr, ok := err.(*encodeError); ok {
-		e.complete(bg, rec, nil, true)
+		e.complete(writeContext(ctx), rec, nil, true)
 		return nil, encErr.err
 	}
 	if err != nil {
-		e.release(bg, rec)
+		e.release(writeContext(ctx), rec)
 		return nil, err
 	}
-	e.complete(bg, rec, resp, false)
+	e.complete(writeContext(ctx), rec, resp, false)
 	return resp, nil
+}
+
+// writeContext is the context for the writes after the handler: they are
+// made even when the invocation's context is done, because the effect has
+// happened, and a record of it is worth more than promptness.
+func writeContext(ctx context.Context) context.Context {
+	if ctx.Err() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // complete stores resp as the key's response. Once the handler has

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 )
 
 // Handler is an idempotent Lambda handler: pass it to lambda.Start from
@@ -82,14 +83,35 @@ func adapt[In, Out any](fn func(context.Context, In) (Out, error)) call {
 	}
 }
 
+// encoder is a reusable JSON encoder writing to its own buffer.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// encoders recycles encoders: a response is encoded on every first call,
+// and the encoder and its buffer are garbage once the bytes are copied out.
+var encoders = sync.Pool{New: func() any {
+	e := new(encoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
 // encode encodes v as aws-lambda-go encodes a response. A failure is an
 // *encodeError: the user's code has succeeded by then.
 func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer func() {
+		// A buffer grown by a large response is left to the collector
+		// rather than kept alive by the pool.
+		if e.buf.Cap() <= 64<<10 {
+			encoders.Put(e)
+		}
+	}()
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, &encodeError{err: err}
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return bytes.Clone(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))), nil
 }

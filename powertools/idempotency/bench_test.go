@@ -1,0 +1,125 @@
+package idempotency_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+)
+
+// placeholder is the order_id in testdata/apigw-v2-event.json; the
+// benchmarks overwrite its digits to make a new key.
+const placeholder = "ord-000000000000"
+
+// benchEvent loads the ~2 KB API Gateway HTTP API event and returns it with
+// a function that gives it order_id number n, in place.
+func benchEvent(b *testing.B) (event []byte, setOrder func(n int)) {
+	b.Helper()
+	event, err := os.ReadFile("testdata/apigw-v2-event.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := bytes.Index(event, []byte(placeholder))
+	if at < 0 {
+		b.Fatal("no order_id placeholder in the event")
+	}
+	digits := event[at+len("ord-") : at+len(placeholder)]
+	return event, func(n int) {
+		for i := range digits {
+			digits[i] = '0'
+		}
+		s := strconv.Itoa(n)
+		copy(digits[len(digits)-len(s):], s)
+	}
+}
+
+// orderHandler is a typical small API handler: it reads the request and
+// answers with a short JSON body.
+func orderHandler(_ context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: 201,
+		Headers:    map[string]string{"content-type": "application/json"},
+		Body:       `{"status":"accepted","request":"` + req.RequestContext.RequestID + `"}`,
+	}, nil
+}
+
+// BenchmarkMiddleware measures the middleware's overhead over the bare
+// handler on its two paths: a first call (a new key every iteration:
+// Acquire, handler, Complete) and a replay (the same key: Acquire finds the
+// COMPLETE record).
+func BenchmarkMiddleware(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+
+	b.Run("bare", func(b *testing.B) {
+		event, setOrder := benchEvent(b)
+		defer reportCPU(b)()
+		for i := 0; b.Loop(); i++ {
+			setOrder(i)
+			var req events.APIGatewayV2HTTPRequest
+			if err := json.Unmarshal(event, &req); err != nil {
+				b.Fatal(err)
+			}
+			resp, err := orderHandler(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	newHandler := func() *idempotency.Handler {
+		return idempotency.Wrap(idempotencytest.NewStore(), orderHandler,
+			idempotency.WithKeyPrefix("orders"),
+			idempotency.WithEventKey("powertools_json(body).order_id"))
+	}
+
+	b.Run("first_call", func(b *testing.B) {
+		event, setOrder := benchEvent(b)
+		h := newHandler()
+		defer reportCPU(b)()
+		for i := 0; b.Loop(); i++ {
+			setOrder(i)
+			if _, err := h.Invoke(ctx, event); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	b.Run("replay", func(b *testing.B) {
+		event, setOrder := benchEvent(b)
+		setOrder(1)
+		h := newHandler()
+		if _, err := h.Invoke(ctx, event); err != nil {
+			b.Fatal(err)
+		}
+		defer reportCPU(b)()
+		for b.Loop() {
+			if _, err := h.Invoke(ctx, event); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// reportCPU turns on allocation reporting and returns a function that
+// reports the process CPU time per operation as cpu-ns/op (see processCPU).
+func reportCPU(b *testing.B) func() {
+	b.ReportAllocs()
+	start, ok := processCPU()
+	return func() {
+		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
