@@ -75,3 +75,36 @@ func TestMissing(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCanonicalJSON checks that the canonical form of any JSON document is
+// valid JSON and a fixed point: canonicalising it again changes nothing, so
+// every way of writing a value leads to one key.
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, seed := range []string{`{"b":1,"a":[true,null,"x"]}`, `"a\u2028<>&\"\\"`, `1.50e+3`, `[{}, [], ""]`, "\"\xff\""} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return
+		}
+		once, err := appendCanonical(nil, v)
+		if err != nil {
+			t.Fatalf("canonical form of %q: %v", raw, err)
+		}
+		if !json.Valid(once) {
+			t.Fatalf("canonical form %q of %q is not JSON", once, raw)
+		}
+		again, err := decodeJSON(once)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, err := appendCanonical(nil, again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(once) != string(twice) {
+			t.Fatalf("not a fixed point: %q then %q", once, twice)
+		}
+	})
+}

@@ -30,7 +30,9 @@ type options struct {
 
 // WithEventKey sets the JMESPath expression that selects the idempotency key
 // from the event, for example `powertools_json(body).order_id` for an API
-// Gateway request. The empty string selects the whole event.
+// Gateway request. The empty string selects the whole event. An expression
+// that fails on an event (powertools_json on a body that is not JSON, say)
+// selects nothing: see [WithKeyRequired].
 //
 // Default: POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH for a handler, else the
 // whole event; for [WrapFunc], the whole argument.
