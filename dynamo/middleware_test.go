@@ -1,0 +1,317 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// The middleware's flows end to end on the real servers, with the requests
+// each path sends.
+
+type order struct {
+	ID     string `json:"id"`
+	Who    string `json:"who,omitempty"`
+	Amount int    `json:"amount,omitempty"`
+}
+
+type receipt struct {
+	Who string `json:"who"`
+}
+
+// flow is one middleware test's world: a store on a fresh table, a
+// request counter, a clock the test moves, and a handler whose behaviour
+// each event chooses through Who.
+type flow struct {
+	t      *testing.T
+	srv    server
+	client *dynamodb.Client
+	store  *Store
+	reqs   *requests
+	clock  atomic.Pointer[time.Time]
+	calls  atomic.Int32
+	errors atomic.Int32 // ERROR records logged by the middleware
+	// The handler for Who "block" signals started, then waits for proceed.
+	started, proceed chan struct{}
+}
+
+func newFlow(t *testing.T, srv server) *flow {
+	f := &flow{t: t, srv: srv, reqs: &requests{}, started: make(chan struct{}, 1), proceed: make(chan struct{})}
+	f.client = testenv.DynamoDB(t, srv.env, f.reqs.option)
+	f.store = newStore(t, f.client)
+	now := time.Now()
+	f.clock.Store(&now)
+	return f
+}
+
+func (f *flow) now() time.Time { return *f.clock.Load() }
+
+func (f *flow) advance(d time.Duration) {
+	now := f.now().Add(d)
+	f.clock.Store(&now)
+}
+
+var errDeclined = errors.New("declined")
+
+func (f *flow) handler(ctx context.Context, o order) (receipt, error) {
+	f.calls.Add(1)
+	switch o.Who {
+	case "block":
+		f.started <- struct{}{}
+		<-f.proceed
+	case "fail":
+		return receipt{}, errDeclined
+	case "panic":
+		panic("boom")
+	case "slow":
+		time.Sleep(200 * time.Millisecond)
+	}
+	return receipt{Who: o.Who}, nil
+}
+
+// wrap builds the idempotent handler on the flow's store and clock.
+func (f *flow) wrap(opts ...idempotency.Option) *idempotency.Handler {
+	base := []idempotency.Option{
+		idempotency.WithEventKey("id"),
+		idempotency.WithKeyPrefix("orders"),
+		idempotency.WithLease(10 * time.Second),
+		idempotency.WithClock(f.now),
+		idempotency.WithLogger(slog.New(levelCounter{&f.errors})),
+	}
+	h, err := idempotency.New(f.store, f.handler, append(base, opts...)...)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return h
+}
+
+func (f *flow) invoke(h *idempotency.Handler, o order) (string, error) {
+	payload, err := json.Marshal(o)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp, err := h.Invoke(context.Background(), payload)
+	return string(resp), err
+}
+
+// dupRequests is what a duplicate costs on the flow's server.
+func (f *flow) dupRequests() map[string]int {
+	if f.srv.allOld {
+		return map[string]int{"PutItem": 1}
+	}
+	return map[string]int{"PutItem": 1, "GetItem": 1}
+}
+
+// levelCounter is a slog handler that counts ERROR records.
+type levelCounter struct{ n *atomic.Int32 }
+
+func (l levelCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (l levelCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		l.n.Add(1)
+	}
+	return nil
+}
+func (l levelCounter) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l levelCounter) WithGroup(string) slog.Handler      { return l }
+
+func TestMiddlewareFlows(t *testing.T) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			for _, tt := range middlewareFlows {
+				t.Run(tt.name, func(t *testing.T) { tt.run(newFlow(t, srv)) })
+			}
+		})
+	}
+}
+
+var middlewareFlows = []struct {
+	name string
+	run  func(f *flow)
+}{
+	{"NewThenDuplicateReplays", func(f *flow) {
+		h := f.wrap()
+		f.reqs.take()
+		if resp, err := f.invoke(h, order{ID: "1", Who: "first"}); err != nil || resp != `{"who":"first"}` {
+			f.t.Fatalf("first Invoke = %s, %v", resp, err)
+		}
+		f.reqs.want(f.t, "a new event", map[string]int{"PutItem": 2})
+		// The duplicate gets the first response, whatever its own fields.
+		if resp, err := f.invoke(h, order{ID: "1", Who: "second"}); err != nil || resp != `{"who":"first"}` {
+			f.t.Fatalf("duplicate Invoke = %s, %v", resp, err)
+		}
+		f.reqs.want(f.t, "a duplicate", f.dupRequests())
+		if n := f.calls.Load(); n != 1 {
+			f.t.Errorf("handler ran %d times, want 1", n)
+		}
+	}},
+	{"LocalCacheHit", func(f *flow) {
+		h := f.wrap(idempotency.WithLocalCache(8))
+		if _, err := f.invoke(h, order{ID: "1", Who: "first"}); err != nil {
+			f.t.Fatal(err)
+		}
+		f.reqs.take()
+		if resp, err := f.invoke(h, order{ID: "1"}); err != nil || resp != `{"who":"first"}` {
+			f.t.Fatalf("cached duplicate = %s, %v", resp, err)
+		}
+		f.reqs.want(f.t, "a duplicate answered by the local cache", map[string]int{})
+	}},
+	{"InProgress", func(f *flow) {
+		h := f.wrap()
+		done := make(chan error, 1)
+		go func() { _, err := f.invoke(h, order{ID: "1", Who: "block"}); done <- err }()
+		<-f.started
+		_, err := f.invoke(h, order{ID: "1"})
+		var ipe *idempotency.InProgressError
+		if !errors.As(err, &ipe) || !ipe.LeaseEnd.Equal(f.now().Add(10*time.Second).Truncate(time.Millisecond)) {
+			f.t.Errorf("duplicate while in progress error = %v, want *InProgressError with the lease end", err)
+		}
+		close(f.proceed)
+		if err := <-done; err != nil {
+			f.t.Fatal(err)
+		}
+	}},
+	{"ExpiredLeaseTakeover", func(f *flow) {
+		h := f.wrap()
+		stale := make(chan string, 1)
+		go func() { resp, _ := f.invoke(h, order{ID: "1", Who: "block"}); stale <- resp }()
+		<-f.started
+		// The first invocation's lease ends; a retry takes the key over.
+		f.advance(10 * time.Second)
+		if resp, err := f.invoke(h, order{ID: "1", Who: "retry"}); err != nil || resp != `{"who":"retry"}` {
+			f.t.Fatalf("takeover Invoke = %s, %v", resp, err)
+		}
+		close(f.proceed)
+		// The stale invocation still returns its own result (its effect
+		// happened) but cannot overwrite the new owner's record.
+		if resp := <-stale; resp != `{"who":"block"}` {
+			f.t.Errorf("stale invocation returned %s", resp)
+		}
+		if f.errors.Load() != 1 {
+			f.t.Errorf("%d errors logged, want 1 (the lost lease)", f.errors.Load())
+		}
+		if resp, err := f.invoke(h, order{ID: "1"}); err != nil || resp != `{"who":"retry"}` {
+			f.t.Fatalf("duplicate after takeover = %s, %v; want the new owner's response", resp, err)
+		}
+	}},
+	{"PayloadConflict", func(f *flow) {
+		h := f.wrap(idempotency.WithPayloadValidation("amount"))
+		if _, err := f.invoke(h, order{ID: "1", Amount: 10}); err != nil {
+			f.t.Fatal(err)
+		}
+		if _, err := f.invoke(h, order{ID: "1", Amount: 20}); !errors.Is(err, idempotency.ErrPayloadConflict) {
+			f.t.Errorf("conflicting duplicate error = %v, want ErrPayloadConflict", err)
+		}
+		if _, err := f.invoke(h, order{ID: "1", Amount: 10}); err != nil {
+			f.t.Errorf("matching duplicate error = %v", err)
+		}
+		if n := f.calls.Load(); n != 1 {
+			f.t.Errorf("handler ran %d times, want 1", n)
+		}
+	}},
+	{"HandlerErrorReleases", func(f *flow) {
+		h := f.wrap()
+		f.reqs.take()
+		if _, err := f.invoke(h, order{ID: "1", Who: "fail"}); !errors.Is(err, errDeclined) {
+			f.t.Fatalf("Invoke error = %v, want the handler's own", err)
+		}
+		f.reqs.want(f.t, "a handler error", map[string]int{"PutItem": 1, "DeleteItem": 1})
+		if resp, err := f.invoke(h, order{ID: "1", Who: "again"}); err != nil || resp != `{"who":"again"}` {
+			f.t.Fatalf("retry after the error = %s, %v; want the handler run again", resp, err)
+		}
+	}},
+	{"HandlerPanicReleases", func(f *flow) {
+		h := f.wrap()
+		func() {
+			defer func() {
+				if r := recover(); r != "boom" {
+					f.t.Errorf("recovered %v, want the handler's panic value", r)
+				}
+			}()
+			_, _ = f.invoke(h, order{ID: "1", Who: "panic"})
+		}()
+		if resp, err := f.invoke(h, order{ID: "1", Who: "again"}); err != nil || resp != `{"who":"again"}` {
+			f.t.Fatalf("retry after the panic = %s, %v; want the handler run again", resp, err)
+		}
+	}},
+	{"CorruptedRecord", func(f *flow) {
+		// The replay hook tells the test the key the middleware computed.
+		var key string
+		h := f.wrap(idempotency.WithReplayHook(func(_ context.Context, rec *idempotency.Record) { key = rec.Key }))
+		if _, err := f.invoke(h, order{ID: "1"}); err != nil {
+			f.t.Fatal(err)
+		}
+		if _, err := f.invoke(h, order{ID: "1"}); err != nil || key == "" {
+			f.t.Fatalf("duplicate = %v, key %q", err, key)
+		}
+		item := f.store.opts.key(key)
+		item["status"] = &types.AttributeValueMemberS{Value: "BOGUS"}
+		item["expiration"] = number(f.now().Add(time.Hour).Unix())
+		if _, err := f.client.PutItem(f.t.Context(), &dynamodb.PutItemInput{TableName: aws.String(f.store.opts.TableName), Item: item}); err != nil {
+			f.t.Fatal(err)
+		}
+		if _, err := f.invoke(h, order{ID: "1", Who: "x"}); !errors.Is(err, idempotency.ErrCorruptedRecord) {
+			f.t.Errorf("Invoke on a corrupted record error = %v, want ErrCorruptedRecord", err)
+		}
+		if n := f.calls.Load(); n != 1 {
+			f.t.Errorf("handler ran %d times, want 1: never on a corrupted record", n)
+		}
+	}},
+	{"MissingKey", func(f *flow) {
+		h := f.wrap(idempotency.WithKeyRequired(true))
+		f.reqs.take()
+		if _, err := f.invoke(h, order{Who: "x"}); !errors.Is(err, idempotency.ErrMissingKey) {
+			f.t.Errorf("Invoke without a key error = %v, want ErrMissingKey", err)
+		}
+		f.reqs.want(f.t, "an event without a key", map[string]int{})
+		if n := f.calls.Load(); n != 0 {
+			f.t.Errorf("handler ran %d times, want 0", n)
+		}
+	}},
+	{"ConcurrentDuplicatesRunOnce", func(f *flow) {
+		h := f.wrap()
+		const n = 100
+		var (
+			wg         sync.WaitGroup
+			ok         atomic.Int32
+			inProgress atomic.Int32
+			other      atomic.Pointer[error]
+		)
+		for range n {
+			wg.Go(func() {
+				resp, err := f.invoke(h, order{ID: "1", Who: "slow"})
+				switch {
+				case err == nil && resp == `{"who":"slow"}`:
+					ok.Add(1)
+				case errors.Is(err, idempotency.ErrInProgress):
+					inProgress.Add(1)
+				default:
+					other.Store(&err)
+				}
+			})
+		}
+		wg.Wait()
+		if e := other.Load(); e != nil {
+			f.t.Fatalf("unexpected result: %v", *e)
+		}
+		if calls := f.calls.Load(); calls != 1 {
+			f.t.Fatalf("handler ran %d times for %d concurrent duplicates, want 1", calls, n)
+		}
+		if ok.Load()+inProgress.Load() != n || ok.Load() < 1 {
+			f.t.Errorf("%d responses and %d InProgressErrors, want %d in all with at least one response", ok.Load(), inProgress.Load(), n)
+		}
+		f.t.Logf("%d responses, %d InProgressErrors", ok.Load(), inProgress.Load())
+	}},
+}
