@@ -48,7 +48,14 @@ func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	provider := &ProviderClient{BaseURL: providerURL, Timeout: timeout, HTTP: http.DefaultClient}
-	return NewApp(store, provider, log, append(keyPathOptions(), idempotency.WithLogger(log))...)
+	return NewApp(store, provider, log, appOptions(log)...)
+}
+
+// appOptions is the middleware's configuration. The key is required: a
+// payment whose key path selects nothing (a typo in the template's path,
+// say) must fail rather than charge without idempotency.
+func appOptions(log *slog.Logger) []idempotency.Option {
+	return append(keyPathOptions(), idempotency.WithKeyRequired(true), idempotency.WithLogger(log))
 }
 
 // keyPathOptions gives the function's key paths. The template sets them

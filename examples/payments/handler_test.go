@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,7 @@ func newFixture(t *testing.T, opts ...idempotency.Option) *fixture {
 	store := idempotencytest.NewStore()
 	client := &ProviderClient{BaseURL: srv.URL, Timeout: 5 * time.Second, HTTP: srv.Client()}
 	log := slog.New(slog.DiscardHandler)
-	opts = append(append(keyPathOptions(), idempotency.WithKeyPrefix("payments"), idempotency.WithLogger(log)), opts...)
+	opts = append(append(appOptions(log), idempotency.WithKeyPrefix("payments")), opts...)
 	app, err := NewApp(store, client, log, opts...)
 	if err != nil {
 		t.Fatalf("NewApp: %v", err)
@@ -262,6 +263,18 @@ func TestKeyPathsFromTheEnvironment(t *testing.T) {
 	second := f.invoke(t, `{"order_id":"order-43","customer":"cus_1","amount":7,"currency":"USD"}`)
 	if first.StatusCode != http.StatusCreated || second.Body != first.Body {
 		t.Errorf("second order of the customer: %d %s, want the replay of %s", second.StatusCode, second.Body, first.Body)
+	}
+}
+
+func TestMisconfiguredKeyPathFailsClosed(t *testing.T) {
+	t.Setenv("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH", "powertools_json(body).orderid")
+	f := newFixture(t)
+	_, err := f.app.Handle(context.Background(), event(order42))
+	if !errors.Is(err, idempotency.ErrMissingKey) {
+		t.Errorf("Handle with a key path that selects nothing: %v, want ErrMissingKey", err)
+	}
+	if n := f.provider.Requests(); n != 0 {
+		t.Errorf("provider got %d requests, want 0: no charge without idempotency", n)
 	}
 }
 
