@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
-	"strings"
 )
 
 // The data model is what encoding/json decodes into an any: nil, bool,
@@ -102,105 +100,6 @@ func equal(a, b any) bool {
 		return true
 	}
 	return false
-}
-
-// compareNumbers orders two numbers; ok is false unless both are numbers.
-// Integers written as json.Number compare exactly at any size; other
-// numbers compare as float64.
-func compareNumbers(a, b any) (c int, ok bool) {
-	switch a := a.(type) {
-	case float64:
-		switch b := b.(type) {
-		case float64:
-			return cmpFloat(a, b), true
-		case json.Number:
-			c, ok := compareNumbers(b, a)
-			return -c, ok
-		}
-	case json.Number:
-		switch b := b.(type) {
-		case json.Number:
-			if isIntText(string(a)) && isIntText(string(b)) {
-				return cmpIntText(string(a), string(b)), true
-			}
-			return cmpFloat(numberFloat(a), numberFloat(b)), true
-		case float64:
-			if isIntText(string(a)) && b == math.Trunc(b) && !math.IsInf(b, 0) {
-				if i, err := strconv.ParseInt(string(a), 10, 64); err == nil && math.Abs(b) < 1<<63 {
-					return cmpInt(i, int64(b)), true
-				}
-				ai, _ := new(big.Int).SetString(string(a), 10)
-				return new(big.Float).SetInt(ai).Cmp(big.NewFloat(b)), true
-			}
-			return cmpFloat(numberFloat(a), b), true
-		}
-	}
-	return 0, false
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// isIntText reports whether s is an optionally signed run of digits.
-func isIntText(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// cmpIntText compares two integer texts of any length by value.
-func cmpIntText(a, b string) int {
-	an, bn := strings.HasPrefix(a, "-"), strings.HasPrefix(b, "-")
-	a, b = strings.TrimLeft(strings.TrimPrefix(a, "-"), "0"), strings.TrimLeft(strings.TrimPrefix(b, "-"), "0")
-	if a == "" {
-		an = false // -0 is 0
-	}
-	if b == "" {
-		bn = false
-	}
-	if an != bn {
-		if an {
-			return -1
-		}
-		return 1
-	}
-	c := len(a) - len(b)
-	if c == 0 {
-		c = strings.Compare(a, b)
-	}
-	if c < 0 {
-		c = -1
-	} else if c > 0 {
-		c = 1
-	}
-	if an {
-		return -c
-	}
-	return c
 }
 
 // numberFloat converts a json.Number, saturating to ±Inf out of range.
