@@ -76,6 +76,11 @@
 //   - POWERTOOLS_IDEMPOTENCY_KEY_PREFIX: the handler's key prefix.
 //   - AWS_LAMBDA_FUNCTION_NAME: the handler's key prefix when no other is set.
 //
+// # Zero values
+//
+// The zero [Handler] is not usable: every call returns a [*ConfigError],
+// rather than panicking. A nil [Option] is ignored.
+//
 // # Concurrency
 //
 // A [*Handler] and a wrapped function are safe for concurrent use; nothing
