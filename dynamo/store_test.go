@@ -143,3 +143,24 @@ func TestCorruptedItem(t *testing.T) {
 		})
 	}
 }
+
+// The servers' own answer to an item over 400 KB maps to ErrRecordTooLarge
+// (the store's size check keeps its requests from ever getting it, so the
+// request here is sent by hand).
+func TestItemTooLargeFromServer(t *testing.T) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			client := testenv.DynamoDB(t, srv.env)
+			s := newStore(t, client)
+			item := s.opts.encode(&idempotency.Record{Key: "big", Status: idempotency.StatusComplete, Response: []byte(strings.Repeat("x", maxItemSize+1))})
+			_, err := client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(s.opts.TableName), Item: item})
+			if err == nil {
+				t.Fatal("the server accepted an item over 400 KB")
+			}
+			if err := requestError("complete", "big", err); !errors.Is(err, idempotency.ErrRecordTooLarge) || errors.Is(err, idempotency.ErrLeaseLost) {
+				t.Fatalf("mapped error = %v, want ErrRecordTooLarge", err)
+			}
+		})
+	}
+}
