@@ -86,18 +86,18 @@ func TestCustomFunctions(t *testing.T) {
 	})
 	t.Run("run-time type checks", func(t *testing.T) {
 		var te *InvalidTypeError
-		if _, err := MustCompileWith(t, "double(s)", opt).Search(data); !errors.As(err, &te) || te.Function != "double" || te.Got != "string" {
+		if _, err := mustCompile(t, "double(s)", opt).Search(data); !errors.As(err, &te) || te.Function != "double" || te.Got != "string" {
 			t.Errorf("double(s): %v, want *InvalidTypeError", err)
 		}
-		if _, err := MustCompileWith(t, "concat(s, 'b', `1`)", opt).Search(data); !errors.As(err, &te) || te.Arg != 2 {
+		if _, err := mustCompile(t, "concat(s, 'b', `1`)", opt).Search(data); !errors.As(err, &te) || te.Arg != 2 {
 			t.Errorf("variadic arg 3: %v, want *InvalidTypeError for argument index 2", err)
 		}
-		if _, err := MustCompileWith(t, "apply(o, o)", opt).Search(data); !errors.As(err, &te) || te.Want != TypeExpRef {
+		if _, err := mustCompile(t, "apply(o, o)", opt).Search(data); !errors.As(err, &te) || te.Want != TypeExpRef {
 			t.Errorf("apply(o, o): %v, want *InvalidTypeError", err)
 		}
 	})
 	t.Run("user error unchanged", func(t *testing.T) {
-		if _, err := MustCompileWith(t, "fail()", opt).Search(data); err != errBoom {
+		if _, err := mustCompile(t, "fail()", opt).Search(data); err != errBoom {
 			t.Errorf("error = %v, want the function's own", err)
 		}
 	})
@@ -108,12 +108,12 @@ func TestCustomFunctions(t *testing.T) {
 				t.Errorf("recovered %v, want the function's panic value", r)
 			}
 		}()
-		_, _ = MustCompileWith(t, "p()", WithFunctions(p)).Search(nil)
+		_, _ = mustCompile(t, "p()", WithFunctions(p)).Search(nil)
 		t.Error("no panic")
 	})
 }
 
-func MustCompileWith(t *testing.T, expr string, opts ...Option) *Expression {
+func mustCompile(t *testing.T, expr string, opts ...Option) *Expression {
 	t.Helper()
 	e, err := Compile(expr, opts...)
 	if err != nil {

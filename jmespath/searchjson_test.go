@@ -1,0 +1,112 @@
+package jmespath
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// apiEvent is an API Gateway proxy event of about 2 KB.
+var apiEvent = []byte(`{
+  "resource": "/orders", "path": "/orders", "httpMethod": "POST",
+  "headers": {"Accept": "*/*", "Content-Type": "application/json", "Host": "abc.execute-api.us-east-1.amazonaws.com",
+    "User-Agent": "curl/8.4.0", "X-Amzn-Trace-Id": "Root=1-65f0a1b2-3c4d5e6f7a8b9c0d1e2f3a4b", "x-idem": "key-\u00e9-1",
+    "X-Forwarded-For": "203.0.113.7", "X-Forwarded-Port": "443", "X-Forwarded-Proto": "https"},
+  "multiValueHeaders": {"Accept": ["*/*"], "Content-Type": ["application/json"], "X-Forwarded-For": ["203.0.113.7"]},
+  "queryStringParameters": null, "multiValueQueryStringParameters": null, "pathParameters": null, "stageVariables": null,
+  "requestContext": {"resourceId": "a1b2c3", "resourcePath": "/orders", "httpMethod": "POST",
+    "extendedRequestId": "Kx9aZF2hoAMFt7g=", "requestTime": "29/Nov/2026:17:48:00 +0000", "path": "/prod/orders",
+    "accountId": "123456789012", "protocol": "HTTP/1.1", "stage": "prod", "domainPrefix": "abc",
+    "requestTimeEpoch": 1795888080000, "requestId": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef",
+    "identity": {"cognitoIdentityPoolId": null, "accountId": null, "cognitoIdentityId": null, "caller": null,
+      "sourceIp": "203.0.113.7", "principalOrgId": null, "accessKey": null, "cognitoAuthenticationType": null,
+      "cognitoAuthenticationProvider": null, "userArn": null, "userAgent": "curl/8.4.0", "user": null},
+    "domainName": "abc.execute-api.us-east-1.amazonaws.com", "apiId": "abc"},
+  "body": "{\"order_id\": 12345678901234567890, \"customer\": {\"id\": \"c-42\", \"tier\": \"gold\"}, \"items\": [{\"sku\": \"A-1\", \"qty\": 2, \"price\": 9.99}, {\"sku\": \"B-7\", \"qty\": 1, \"price\": 24.5}], \"note\": \"leave at the door \\u2014 thanks\"}",
+  "isBase64Encoded": false
+}`)
+
+func TestSearchJSONEqualsSearch(t *testing.T) {
+	docs := append([]string{string(apiEvent)}, fuzzEvents...)
+	exprs := append([]string{
+		"requestContext.requestId", "requestContext.requestTimeEpoch", `headers."x-idem"`, "headers",
+		"powertools_json(body).order_id", "powertools_json(body).items[1]", "powertools_json(body).customer",
+		"powertools_json(body).note", "powertools_json(body).missing", "missing.deeper", "powertools_json(missing)",
+		"powertools_json(requestContext)", "multiValueHeaders.Accept[0]", "multiValueHeaders.Accept[5]",
+		"multiValueHeaders.Accept[-1]", "[requestContext.requestId, httpMethod]", "powertools_json(body).items[*].sku",
+		"queryStringParameters.page", "isBase64Encoded", "body", "@",
+	}, fuzzExpressions...)
+	for _, doc := range docs {
+		data, err := decodeStd([]byte(doc))
+		if err != nil {
+			t.Fatalf("test document: %v", err)
+		}
+		for _, expr := range exprs {
+			e := MustCompile(expr)
+			got, gotErr := e.SearchJSON([]byte(doc))
+			want, wantErr := e.Search(data)
+			if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s on %.40q: SearchJSON = %#v, %v; Search = %#v, %v", expr, doc, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
+
+func TestSearchJSONValues(t *testing.T) {
+	tests := []struct {
+		expr string
+		doc  string
+		want any
+	}{
+		{"powertools_json(body).order_id", string(apiEvent), json.Number("12345678901234567890")},
+		{`headers."x-idem"`, string(apiEvent), "key-é-1"},
+		{"a", `{"a":1,"a":2}`, json.Number("2")},
+		{"a.b", `{"a":{"b":1},"a":{"c":2}}`, nil},
+		{"key", `{"k\u0065y":"v"}`, "v"},
+		{"s", `{"s":"bad \udc00 surrogate"}`, "bad \ufffd surrogate"},
+		{"s", "{\"s\":\"bad \xff byte\"}", "bad \ufffd byte"},
+		{"a[1]", `{"a":[0,{"x":[]}]}`, map[string]any{"x": []any{}}},
+		{"powertools_json(a).b", `{"a":"{\"b\":\"\\\"q\\\"\"}"}`, `"q"`},
+		{"a", " {\"a\" : true} \n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr+" "+tt.doc, func(t *testing.T) {
+			got, err := MustCompile(tt.expr).SearchJSON([]byte(tt.doc))
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("= %#v, %v; want %#v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSearchJSONInvalid(t *testing.T) {
+	for _, doc := range []string{
+		``, `{`, `{"a":1} x`, `{"a":1,}`, `{"a":01}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", `[1 2]`, `{"a" 1}`,
+		`{"a":1}{}`, `nul`, `{"a":[}`, `{"b":1, "a":tru}`, strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	} {
+		for _, expr := range []string{"a", "a.b", "powertools_json(a)", "length(@)", "[0]"} {
+			got, err := MustCompile(expr).SearchJSON([]byte(doc))
+			var ve *InvalidValueError
+			var se *json.SyntaxError
+			if !errors.As(err, &ve) || err == nil {
+				t.Errorf("%s on %.30q = %#v, %v; want *InvalidValueError", expr, doc, got, err)
+			} else if !errors.As(err, &se) && !strings.Contains(err.Error(), "depth") {
+				t.Errorf("%s on %.30q: %v does not wrap *json.SyntaxError", expr, doc, err)
+			}
+		}
+	}
+}
+
+// A document nested to encoding/json's limit is still accepted.
+func TestSearchJSONDeepDocument(t *testing.T) {
+	doc := strings.Repeat(`{"a":`, 9998) + "1" + strings.Repeat("}", 9998)
+	got, err := MustCompile("a.a.a").SearchJSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.(map[string]any); !ok {
+		t.Errorf("got %T", got)
+	}
+}
