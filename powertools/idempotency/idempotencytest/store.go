@@ -45,10 +45,10 @@ func NewStore() *Store { return &Store{} }
 
 var _ idempotency.Store = (*Store)(nil)
 
-// Acquire writes rec unless a record holds rec.Key. The stored record is
-// replaced when its Expiry is set and has passed, or when it is IN_PROGRESS
-// and its lease has passed (or it has none), the condition the DynamoDB store
-// sends. Otherwise the stored record is returned, or a
+// Acquire writes rec unless a live record holds rec.Key. A stored record
+// gives way when its Expiry is set and has passed, or when it is IN_PROGRESS
+// and its lease has passed (or it has none): the condition the DynamoDB
+// store sends. Otherwise the stored record is returned, or a
 // [*idempotency.CorruptedRecordError] when its status is unknown.
 func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
 	if err := ctx.Err(); err != nil {
