@@ -11,6 +11,16 @@ func withKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, keyContextKey{}, key)
 }
 
+// withoutKey hides an enclosing invocation's key from a function that runs
+// without idempotency, such as one wrapped with [WrapFunc] whose argument has
+// no key: the outer key does not identify its call.
+func withoutKey(ctx context.Context) context.Context {
+	if _, ok := KeyFromContext(ctx); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, keyContextKey{}, nil)
+}
+
 // KeyFromContext returns the idempotency key of the invocation that ctx
 // belongs to, as the handler sees it: pass it on as the Idempotency-Key of
 // downstream calls so that a retried invocation is deduplicated end to end.

@@ -67,7 +67,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		return result{}, err
 	}
 	if key == "" {
-		resp, err := fn(ctx, payload)
+		resp, err := fn(withoutKey(ctx), payload)
 		return result{response: resp}, unwrapEncode(err)
 	}
 	hash := e.payloadHash(payload)

@@ -106,3 +106,22 @@ func TestWrapFunc(t *testing.T) {
 		}
 	})
 }
+
+func TestWrapFuncInsideHandlerSeesItsOwnKey(t *testing.T) {
+	store := idempotencytest.NewStore()
+	var inner []string
+	ship := idempotency.WrapFunc("ship", store, func(ctx context.Context, c charge) (int, error) {
+		k, _ := idempotency.KeyFromContext(ctx)
+		inner = append(inner, k)
+		return 1, nil
+	}, idempotency.WithEventKey("customer"))
+	h := idempotency.Wrap(store, func(ctx context.Context, c charge) (int, error) {
+		return ship(ctx, c)
+	}, idempotency.WithKeyPrefix("orders"), idempotency.WithEventKey("cents"))
+	h.Invoke(context.Background(), []byte(`{"customer":"alice","cents":1}`))
+	h.Invoke(context.Background(), []byte(`{"customer":"","cents":2}`)) // no key for ship
+	sum := sha256.Sum256([]byte(`"alice"`))
+	if len(inner) != 2 || inner[0] != "ship#"+hex.EncodeToString(sum[:]) || inner[1] != "" {
+		t.Errorf("keys seen by the inner function: %q; want its own key, then none", inner)
+	}
+}
