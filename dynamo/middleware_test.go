@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -48,7 +47,7 @@ type flow struct {
 
 func newFlow(t *testing.T, srv server) *flow {
 	f := &flow{t: t, srv: srv, reqs: &requests{}, started: make(chan struct{}, 1), proceed: make(chan struct{})}
-	f.client = testenv.DynamoDB(t, srv.env, f.reqs.option)
+	f.client = srv.client(t, f.reqs.option)
 	f.store = newStore(t, f.client)
 	now := time.Now()
 	f.clock.Store(&now)

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -22,7 +21,7 @@ func TestStoreConformance(t *testing.T) {
 		for _, mode := range keyModes {
 			t.Run(srv.name+"/"+mode.name, func(t *testing.T) {
 				t.Parallel()
-				client := testenv.DynamoDB(t, srv.env)
+				client := srv.client(t)
 				s := newStore(t, client, mode.opt)
 				idempotencytest.TestStore(t, func(*testing.T) idempotency.Store { return s })
 			})
@@ -37,7 +36,7 @@ func TestRequestCounts(t *testing.T) {
 			t.Run(srv.name+"/"+mode.name, func(t *testing.T) {
 				t.Parallel()
 				var reqs requests
-				client := testenv.DynamoDB(t, srv.env, reqs.option)
+				client := srv.client(t, reqs.option)
 				s := newStore(t, client, mode.opt)
 				ctx := t.Context()
 				now := time.Now()
@@ -113,7 +112,7 @@ func TestCorruptedItem(t *testing.T) {
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			t.Parallel()
-			client := testenv.DynamoDB(t, srv.env)
+			client := srv.client(t)
 			s := newStore(t, client)
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
@@ -151,7 +150,7 @@ func TestItemTooLargeFromServer(t *testing.T) {
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			t.Parallel()
-			client := testenv.DynamoDB(t, srv.env)
+			client := srv.client(t)
 			s := newStore(t, client)
 			item := s.opts.encode(&idempotency.Record{Key: "big", Status: idempotency.StatusComplete, Response: []byte(strings.Repeat("x", maxItemSize+1))})
 			_, err := client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(s.opts.TableName), Item: item})
