@@ -75,7 +75,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
 		cp := *rec // the hook gets its own copy, not the cache's
-		resp, err := e.replay(ctx, &cp, hash)
+		resp, err := e.replay(ctx, key, &cp, hash)
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
@@ -173,11 +173,8 @@ func (e *engine) leaseEnd(ctx context.Context, now time.Time) time.Time {
 func (e *engine) duplicate(ctx context.Context, key string, existing *Record, hash string) ([]byte, error) {
 	switch existing.Status {
 	case StatusComplete:
-		if err := e.checkPayload(key, existing, hash); err != nil {
-			return nil, err
-		}
 		e.cache.put(existing)
-		return e.replay(ctx, existing, hash)
+		return e.replay(ctx, key, existing, hash)
 	case StatusInProgress:
 		if err := e.checkPayload(key, existing, hash); err != nil {
 			return nil, err
@@ -187,13 +184,14 @@ func (e *engine) duplicate(ctx context.Context, key string, existing *Record, ha
 	return nil, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}
 }
 
-// replay returns the response stored in rec, a COMPLETE record.
-func (e *engine) replay(ctx context.Context, rec *Record, hash string) ([]byte, error) {
-	if err := e.checkPayload(rec.Key, rec, hash); err != nil {
+// replay returns the response stored in rec, the COMPLETE record of key,
+// after checking the payload.
+func (e *engine) replay(ctx context.Context, key string, rec *Record, hash string) ([]byte, error) {
+	if err := e.checkPayload(key, rec, hash); err != nil {
 		return nil, err
 	}
 	if rec.ResponseOmitted {
-		return nil, &ResponseNotStoredError{Key: rec.Key}
+		return nil, &ResponseNotStoredError{Key: key}
 	}
 	if e.replayHook != nil {
 		e.replayHook(ctx, rec)
