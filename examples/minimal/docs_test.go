@@ -16,15 +16,19 @@ import (
 func TestDocsShowThisExample(t *testing.T) {
 	mainGo := read(t, "main.go")
 	mainGo = mainGo[strings.Index(mainGo, "package main"):] // the file's own comment is not in the docs
+	testGo := read(t, "main_test.go")
+	testGo = testGo[strings.Index(testGo, "package main"):]
 	files := []struct {
 		name, lang, content string
 	}{
 		{"main.go", "go", mainGo},
 		{"template.yaml", "yaml", read(t, "template.yaml")},
 		{"Makefile", "make", read(t, "Makefile")},
+		{"main_test.go", "go", testGo},
 	}
 	docs := map[string][]string{
 		"docs/getting-started.md": {"main.go", "template.yaml", "Makefile"},
+		"docs/testing.md":         {"main_test.go"},
 	}
 	for doc, want := range docs {
 		text := read(t, filepath.Join(testenv.RepoRoot(), doc))
