@@ -21,9 +21,9 @@ const (
 	EnvelopeAPIGatewayREST = "powertools_json(body)"
 
 	// EnvelopeAPIGatewayHTTP returns the JSON request body of an API Gateway
-	// HTTP API or Lambda function URL event (payload format 2.0), decoded. It
-	// is the same expression as [EnvelopeAPIGatewayREST]: both formats keep
-	// the body in a top-level "body" string.
+	// HTTP API event (payload format 2.0), decoded. It is the same expression
+	// as [EnvelopeAPIGatewayREST]: both formats keep the body in a top-level
+	// "body" string.
 	EnvelopeAPIGatewayHTTP = EnvelopeAPIGatewayREST
 
 	// EnvelopeSQS returns the decoded JSON body of every message of an SQS
