@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -32,5 +33,31 @@ func TestResponseBytesMatchAWSLambdaGo(t *testing.T) {
 		if string(got) != string(plain) {
 			t.Errorf("wrapped response %s, want aws-lambda-go's %s", got, plain)
 		}
+	}
+}
+
+// eventDecodes counts calls of countingEvent.UnmarshalJSON.
+var eventDecodes atomic.Int32
+
+// countingEvent is an event type that counts its decodes.
+type countingEvent struct{}
+
+func (*countingEvent) UnmarshalJSON([]byte) error {
+	eventDecodes.Add(1)
+	return nil
+}
+
+func TestReplayDoesNotDecodeTheEvent(t *testing.T) {
+	eventDecodes.Store(0)
+	h := idempotency.Wrap(idempotencytest.NewStore(), func(context.Context, countingEvent) (string, error) {
+		return "ok", nil
+	}, idempotency.WithKeyPrefix("p"), idempotency.WithEventKey("id"))
+	for range 3 {
+		if _, err := h.Invoke(context.Background(), []byte(`{"id":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := eventDecodes.Load(); n != 1 {
+		t.Errorf("event decoded %d times, want once: replays use the raw bytes", n)
 	}
 }
