@@ -1,8 +1,10 @@
 package jmespath_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +60,14 @@ func TestEnvelopes(t *testing.T) {
 				t.Errorf("Search on the decoded event (-want +got):\n%s", diff)
 			}
 
+			got, err = expr.Search(decodeEnvelopeNumbers(t, raw))
+			if err != nil {
+				t.Fatalf("Search (json.Number data): %v", err)
+			}
+			if diff := cmp.Diff(want, numbersAsFloats(got)); diff != "" {
+				t.Errorf("Search on the event decoded with UseNumber (-want +got):\n%s", diff)
+			}
+
 			got, err = expr.SearchJSON(raw)
 			if err != nil {
 				t.Fatalf("SearchJSON: %v", err)
@@ -97,7 +107,8 @@ func TestEnvelopeFixturesCovered(t *testing.T) {
 }
 
 // A binary body (isBase64Encoded) is not JSON text: the envelope must report
-// it rather than return something that is not the payload.
+// it, as an *InvalidValueError, rather than return something that is not the
+// payload.
 func TestEnvelopeAPIGatewayRESTBase64Body(t *testing.T) {
 	var event map[string]any
 	if err := json.Unmarshal(readEnvelopeFile(t, "events", "apigw-rest"), &event); err != nil {
@@ -107,8 +118,9 @@ func TestEnvelopeAPIGatewayRESTBase64Body(t *testing.T) {
 	event["isBase64Encoded"] = true
 
 	got, err := jmespath.MustCompile(jmespath.EnvelopeAPIGatewayREST).Search(event)
-	if err == nil {
-		t.Fatalf("Search on a base64 body = %v, want an error", got)
+	var invalid *jmespath.InvalidValueError
+	if !errors.As(err, &invalid) {
+		t.Fatalf("Search on a base64 body = %v, %v; want an *InvalidValueError", got, err)
 	}
 }
 
@@ -132,9 +144,22 @@ func decodeEnvelopeJSON(t *testing.T, b []byte) any {
 	return v
 }
 
-// numbersAsFloats turns json.Number, which SearchJSON returns, into float64,
-// so results compare by value with the expected documents. The fixtures hold
-// only numbers that float64 represents exactly.
+// decodeEnvelopeNumbers decodes as a handler that keeps numbers exact does.
+func decodeEnvelopeNumbers(t *testing.T, b []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// numbersAsFloats turns json.Number, which SearchJSON and powertools_json
+// return, into float64, so results compare by value with the expected
+// documents: both sides parse the same decimal text, and the fixtures hold no
+// integer beyond 2^53.
 func numbersAsFloats(v any) any {
 	switch v := v.(type) {
 	case json.Number:
