@@ -29,13 +29,13 @@ const (
 // parsing, so one tree can be searched from many goroutines at once.
 type node struct {
 	kind  nodeKind
-	op    tokenKind // nCompare
-	depth int       // height of the subtree, bounded by maxDepth
-	pos   int       // byte offset in the expression, for errors
-	name  string    // nField, nFunction
-	index int       // nIndex
-	slice sliceSpec // nSlice
-	lit   any       // nLiteral
+	op    tokenKind  // nCompare
+	depth uint16     // height of the subtree, bounded by maxDepth
+	pos   int32      // byte offset in the expression, for errors
+	name  string     // nField, nFunction
+	index int        // nIndex
+	slice *sliceSpec // nSlice
+	lit   any        // nLiteral
 	left  *node
 	right *node
 	cond  *node // nFilterProjection

@@ -45,7 +45,7 @@ func eval(n *node, v any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
-		return slice(a, n.slice), nil
+		return slice(a, *n.slice), nil
 	case nLiteral:
 		return copyValue(n.lit), nil
 	case nProjection, nFlatten, nValueProjection, nFilterProjection:

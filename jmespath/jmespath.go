@@ -1,6 +1,9 @@
 package jmespath
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Expression is a compiled JMESPath expression. It holds no mutable state:
 // one Expression may be searched from many goroutines at once.
@@ -16,17 +19,20 @@ type Expression struct {
 // [*FunctionDefinitionError] for a malformed custom function.
 func Compile(expr string, opts ...Option) (e *Expression, err error) {
 	defer guard(&err)
-	var cfg config
-	for _, opt := range opts {
-		if err := opt(&cfg); err != nil {
-			return nil, err
+	var fns functionTable
+	if len(opts) > 0 {
+		cfg := new(config)
+		for _, opt := range opts {
+			if err := opt(cfg); err != nil {
+				return nil, err
+			}
 		}
+		fns = cfg.fns
 	}
-	tokens, err := tokenize(expr)
-	if err != nil {
-		return nil, err
+	if len(expr) > math.MaxInt32 {
+		return nil, &SyntaxError{Expression: expr, Msg: "expression too long"}
 	}
-	p := parser{src: expr, tokens: tokens, fns: &cfg.fns, arena: make([]node, 0, len(tokens))}
+	p := newParser(expr, fns)
 	root, err := p.parse()
 	if err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ const (
 	tNot
 	tCurrent
 	tExpref
+	tError // the lexer failed here; parser.lexErr says why
 	tEQ
 	tNE
 	tLT
@@ -45,7 +46,7 @@ var tokenNames = [...]string{
 	tLiteral: "literal", tNumber: "number", tDot: "'.'", tStar: "'*'", tComma: "','",
 	tColon: "':'", tLbracket: "'['", tRbracket: "']'", tFilter: "'[?'", tFlatten: "'[]'",
 	tLbrace: "'{'", tRbrace: "'}'", tLparen: "'('", tRparen: "')'", tPipe: "'|'",
-	tOr: "'||'", tAnd: "'&&'", tNot: "'!'", tCurrent: "'@'", tExpref: "'&'",
+	tOr: "'||'", tAnd: "'&&'", tNot: "'!'", tCurrent: "'@'", tExpref: "'&'", tError: "invalid token",
 	tEQ: "'=='", tNE: "'!='", tLT: "'<'", tLTE: "'<='", tGT: "'>'", tGTE: "'>='",
 }
 
@@ -53,40 +54,26 @@ func (k tokenKind) String() string { return tokenNames[k] }
 
 type token struct {
 	kind tokenKind
-	pos  int    // byte offset in the expression
-	text string // identifier name (unescaped)
-	num  int    // tNumber
+	pos  int32  // byte offset in the expression
+	text string // identifier name (unescaped), or a number's digits
 	lit  any    // tLiteral
 }
 
-// lexer turns an expression into tokens in one pass, without regular
-// expressions and without allocating per token except for escaped names and
+// lexer turns an expression into tokens one at a time, on demand, without
+// regular expressions and without allocating except for escaped names and
 // literal values.
 type lexer struct {
-	src    string
-	pos    int
-	tokens []token
-}
-
-func tokenize(src string) ([]token, error) {
-	lx := lexer{src: src, tokens: make([]token, 0, len(src)/3+2)}
-	for {
-		if err := lx.next(); err != nil {
-			return nil, err
-		}
-		if lx.tokens[len(lx.tokens)-1].kind == tEOF {
-			return lx.tokens, nil
-		}
-	}
+	src string
+	pos int
 }
 
 func (lx *lexer) errorf(pos int, msg string) error {
 	return &SyntaxError{Expression: lx.src, Offset: pos, Msg: msg}
 }
 
-func (lx *lexer) emit(kind tokenKind, start, end int) {
-	lx.tokens = append(lx.tokens, token{kind: kind, pos: start})
+func (lx *lexer) emit(kind tokenKind, start, end int) (token, error) {
 	lx.pos = end
+	return token{kind: kind, pos: int32(start)}, nil
 }
 
 // peek returns the byte after the current one, or 0.
@@ -97,15 +84,15 @@ func (lx *lexer) peek() byte {
 	return 0
 }
 
-func (lx *lexer) next() error {
+// scan returns the next token; at the end it returns tEOF, every time.
+func (lx *lexer) scan() (token, error) {
 	src := lx.src
 	for lx.pos < len(src) && isSpace(src[lx.pos]) {
 		lx.pos++
 	}
 	p := lx.pos
 	if p >= len(src) {
-		lx.emit(tEOF, p, p)
-		return nil
+		return lx.emit(tEOF, p, p)
 	}
 	c := src[p]
 	switch {
@@ -114,80 +101,75 @@ func (lx *lexer) next() error {
 		for end < len(src) && isIdentPart(src[end]) {
 			end++
 		}
-		lx.tokens = append(lx.tokens, token{kind: tUnquoted, pos: p, text: src[p:end]})
 		lx.pos = end
-		return nil
+		return token{kind: tUnquoted, pos: int32(p), text: src[p:end]}, nil
 	case c == '-' || isDigit(c):
 		return lx.number()
 	}
 	switch c {
 	case '.':
-		lx.emit(tDot, p, p+1)
+		return lx.emit(tDot, p, p+1)
 	case '*':
-		lx.emit(tStar, p, p+1)
+		return lx.emit(tStar, p, p+1)
 	case ',':
-		lx.emit(tComma, p, p+1)
+		return lx.emit(tComma, p, p+1)
 	case ':':
-		lx.emit(tColon, p, p+1)
+		return lx.emit(tColon, p, p+1)
 	case ']':
-		lx.emit(tRbracket, p, p+1)
+		return lx.emit(tRbracket, p, p+1)
 	case '{':
-		lx.emit(tLbrace, p, p+1)
+		return lx.emit(tLbrace, p, p+1)
 	case '}':
-		lx.emit(tRbrace, p, p+1)
+		return lx.emit(tRbrace, p, p+1)
 	case '(':
-		lx.emit(tLparen, p, p+1)
+		return lx.emit(tLparen, p, p+1)
 	case ')':
-		lx.emit(tRparen, p, p+1)
+		return lx.emit(tRparen, p, p+1)
 	case '@':
-		lx.emit(tCurrent, p, p+1)
+		return lx.emit(tCurrent, p, p+1)
 	case '[':
 		switch lx.peek() {
 		case '?':
-			lx.emit(tFilter, p, p+2)
+			return lx.emit(tFilter, p, p+2)
 		case ']':
-			lx.emit(tFlatten, p, p+2)
-		default:
-			lx.emit(tLbracket, p, p+1)
+			return lx.emit(tFlatten, p, p+2)
 		}
+		return lx.emit(tLbracket, p, p+1)
 	case '|':
-		lx.two('|', tOr, tPipe)
+		return lx.two('|', tOr, tPipe)
 	case '&':
-		lx.two('&', tAnd, tExpref)
+		return lx.two('&', tAnd, tExpref)
 	case '!':
-		lx.two('=', tNE, tNot)
+		return lx.two('=', tNE, tNot)
 	case '<':
-		lx.two('=', tLTE, tLT)
+		return lx.two('=', tLTE, tLT)
 	case '>':
-		lx.two('=', tGTE, tGT)
+		return lx.two('=', tGTE, tGT)
 	case '=':
 		if lx.peek() != '=' {
-			return lx.errorf(p, "'=' is not an operator; use '=='")
+			return token{}, lx.errorf(p, "'=' is not an operator; use '=='")
 		}
-		lx.emit(tEQ, p, p+2)
+		return lx.emit(tEQ, p, p+2)
 	case '"':
 		return lx.quoted()
 	case '\'':
 		return lx.rawString()
 	case '`':
 		return lx.literal()
-	default:
-		r, _ := utf8.DecodeRuneInString(src[p:])
-		return lx.errorf(p, "unexpected character "+strconv.QuoteRune(r))
 	}
-	return nil
+	r, _ := utf8.DecodeRuneInString(src[p:])
+	return token{}, lx.errorf(p, "unexpected character "+strconv.QuoteRune(r))
 }
 
 // two emits long when the next byte is second, else short.
-func (lx *lexer) two(second byte, long, short tokenKind) {
+func (lx *lexer) two(second byte, long, short tokenKind) (token, error) {
 	if lx.peek() == second {
-		lx.emit(long, lx.pos, lx.pos+2)
-		return
+		return lx.emit(long, lx.pos, lx.pos+2)
 	}
-	lx.emit(short, lx.pos, lx.pos+1)
+	return lx.emit(short, lx.pos, lx.pos+1)
 }
 
-func (lx *lexer) number() error {
+func (lx *lexer) number() (token, error) {
 	src, start := lx.src, lx.pos
 	end := start
 	if src[end] == '-' {
@@ -198,15 +180,13 @@ func (lx *lexer) number() error {
 		end++
 	}
 	if end == digits {
-		return lx.errorf(start, "'-' must be followed by digits")
+		return token{}, lx.errorf(start, "'-' must be followed by digits")
 	}
-	n, err := strconv.Atoi(src[start:end])
-	if err != nil {
-		return lx.errorf(start, "number out of range")
+	if _, err := strconv.Atoi(src[start:end]); err != nil {
+		return token{}, lx.errorf(start, "number out of range")
 	}
-	lx.tokens = append(lx.tokens, token{kind: tNumber, pos: start, num: n})
 	lx.pos = end
-	return nil
+	return token{kind: tNumber, pos: int32(start), text: src[start:end]}, nil
 }
 
 // delimited returns the text between the delimiter at lx.pos and the next
@@ -227,45 +207,43 @@ func (lx *lexer) delimited(delim byte) (text string, escaped bool, err error) {
 	return "", false, lx.errorf(start, "unterminated "+string(delim)+"-quoted text")
 }
 
-func (lx *lexer) quoted() error {
+func (lx *lexer) quoted() (token, error) {
 	start := lx.pos
 	text, escaped, err := lx.delimited('"')
 	if err != nil {
-		return err
+		return token{}, err
 	}
 	if escaped || !isPlainJSONString(text) {
 		s, ok := unquoteJSON([]byte(`"` + text + `"`))
 		if !ok {
-			return lx.errorf(start, "invalid quoted identifier")
+			return token{}, lx.errorf(start, "invalid quoted identifier")
 		}
 		text = s
 	}
-	lx.tokens = append(lx.tokens, token{kind: tQuoted, pos: start, text: text})
-	return nil
+	return token{kind: tQuoted, pos: int32(start), text: text}, nil
 }
 
 // rawString follows jmespath.py: only \' is an escape; every other
 // backslash, including \\, is kept as it is.
-func (lx *lexer) rawString() error {
+func (lx *lexer) rawString() (token, error) {
 	start := lx.pos
 	text, escaped, err := lx.delimited('\'')
 	if err != nil {
-		return err
+		return token{}, err
 	}
 	if escaped {
 		text = strings.ReplaceAll(text, `\'`, `'`)
 	}
-	lx.tokens = append(lx.tokens, token{kind: tLiteral, pos: start, lit: text})
-	return nil
+	return token{kind: tLiteral, pos: int32(start), lit: text}, nil
 }
 
 // literal decodes `json`. As in jmespath.py, text that is not JSON is tried
 // once more as the body of a JSON string (the deprecated `foo` form).
-func (lx *lexer) literal() error {
+func (lx *lexer) literal() (token, error) {
 	start := lx.pos
 	text, escaped, err := lx.delimited('`')
 	if err != nil {
-		return err
+		return token{}, err
 	}
 	if escaped {
 		text = strings.ReplaceAll(text, "\\`", "`")
@@ -274,12 +252,11 @@ func (lx *lexer) literal() error {
 	if !ok {
 		s, sok := unquoteJSON([]byte(`"` + strings.TrimLeft(text, " \t\n\r") + `"`))
 		if !sok {
-			return lx.errorf(start, "invalid JSON literal")
+			return token{}, lx.errorf(start, "invalid JSON literal")
 		}
 		v = s
 	}
-	lx.tokens = append(lx.tokens, token{kind: tLiteral, pos: start, lit: v})
-	return nil
+	return token{kind: tLiteral, pos: int32(start), lit: v}, nil
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

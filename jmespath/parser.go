@@ -22,48 +22,76 @@ var bindingPower = [...]int{
 	tEOF: 0,
 }
 
+// parser reads tokens from its lexer as it goes, with one token of
+// lookahead, so that no token list is built.
 type parser struct {
 	src    string
-	tokens []token
-	i      int
+	lx     lexer
+	tok    token // the current token
+	next   token // the one after it
+	lexErr error // why the lexer stopped, once a token is tError
 	depth  int
 	arena  []node
-	fns    *functionTable
+	fns    functionTable
 }
 
-func (p *parser) cur() tokenKind { return p.tokens[p.i].kind }
+func newParser(src string, fns functionTable) parser {
+	p := parser{src: src, lx: lexer{src: src}, fns: fns}
+	p.next = p.scan()
+	p.advance()
+	return p
+}
 
-// peekKind returns the kind n tokens ahead, or tEOF past the end.
-func (p *parser) peekKind(n int) tokenKind {
-	if p.i+n < len(p.tokens) {
-		return p.tokens[p.i+n].kind
+// scan reads a token, turning a lexer error into a tError token that
+// reports it when the parser gets there.
+func (p *parser) scan() token {
+	t, err := p.lx.scan()
+	if err != nil {
+		p.lexErr = err
+		return token{kind: tError, pos: int32(p.lx.pos)}
 	}
-	return tEOF
+	return t
 }
 
-func (p *parser) errorAt(pos int, msg string) error {
-	return &SyntaxError{Expression: p.src, Offset: pos, Msg: msg}
+func (p *parser) advance() {
+	p.tok = p.next
+	if p.next.kind != tEOF && p.next.kind != tError {
+		p.next = p.scan()
+	}
+}
+
+func (p *parser) cur() tokenKind { return p.tok.kind }
+
+// errorAt reports a syntax error; when the parser stands on a token the
+// lexer could not read, the lexer's error is the one to report.
+func (p *parser) errorAt(pos int32, msg string) error {
+	if p.tok.kind == tError {
+		return p.lexErr
+	}
+	return &SyntaxError{Expression: p.src, Offset: int(pos), Msg: msg}
 }
 
 func (p *parser) unexpected() error {
-	t := p.tokens[p.i]
+	t := p.tok
 	return p.errorAt(t.pos, "unexpected "+t.kind.String())
 }
 
 func (p *parser) match(k tokenKind) error {
 	if p.cur() != k {
-		t := p.tokens[p.i]
+		t := p.tok
 		return p.errorAt(t.pos, "expected "+k.String()+", found "+t.kind.String())
 	}
-	p.i++
+	p.advance()
 	return nil
 }
 
 // newNode takes a node from the arena; nodes are allocated in chunks so
 // that compiling costs few allocations.
-func (p *parser) newNode(kind nodeKind, pos int, children ...*node) (*node, error) {
+func (p *parser) newNode(kind nodeKind, pos int32, children ...*node) (*node, error) {
 	if len(p.arena) == cap(p.arena) {
-		p.arena = make([]node, 0, 16)
+		// Paths, the common case, take a node per 8 bytes or so; later
+		// chunks double.
+		p.arena = make([]node, 0, max(2*cap(p.arena), len(p.src)/8+2))
 	}
 	p.arena = append(p.arena, node{kind: kind, pos: pos})
 	n := &p.arena[len(p.arena)-1]
@@ -78,7 +106,7 @@ func (p *parser) newNode(kind nodeKind, pos int, children ...*node) (*node, erro
 	return n, nil
 }
 
-func (p *parser) binary(kind nodeKind, pos int, left, right *node) (*node, error) {
+func (p *parser) binary(kind nodeKind, pos int32, left, right *node) (*node, error) {
 	n, err := p.newNode(kind, pos, left, right)
 	if err != nil {
 		return nil, err
@@ -100,18 +128,18 @@ func (p *parser) parse() (*node, error) {
 
 func (p *parser) expression(bp int) (*node, error) {
 	if p.depth++; p.depth > maxDepth {
-		return nil, p.errorAt(p.tokens[p.i].pos, "expression nested too deeply")
+		return nil, p.errorAt(p.tok.pos, "expression nested too deeply")
 	}
 	defer func() { p.depth-- }()
-	tok := p.tokens[p.i]
-	p.i++
+	tok := p.tok
+	p.advance()
 	left, err := p.nud(tok)
 	if err != nil {
 		return nil, err
 	}
 	for bp < bindingPower[p.cur()] {
-		tok = p.tokens[p.i]
-		p.i++
+		tok = p.tok
+		p.advance()
 		if left, err = p.led(tok, left); err != nil {
 			return nil, err
 		}
@@ -183,8 +211,9 @@ func (p *parser) nud(tok token) (*node, error) {
 		switch {
 		case p.cur() == tNumber || p.cur() == tColon:
 			return p.indexOrSlice(tok, cur)
-		case p.cur() == tStar && p.peekKind(1) == tRbracket:
-			p.i += 2
+		case p.cur() == tStar && p.next.kind == tRbracket:
+			p.advance()
+			p.advance()
 			return p.projection(tok, cur, bindingPower[tStar])
 		}
 		return p.multiList(tok)
@@ -214,7 +243,7 @@ func (p *parser) led(tok token, left *node) (*node, error) {
 	switch tok.kind {
 	case tDot:
 		if p.cur() == tStar {
-			p.i++
+			p.advance()
 			right, err := p.projectionRHS(bindingPower[tDot])
 			if err != nil {
 				return nil, err
@@ -272,7 +301,7 @@ func (p *parser) led(tok token, left *node) (*node, error) {
 
 // subexpr appends right to left's chain, keeping a.b.c flat so that long
 // paths do not make deep trees.
-func (p *parser) subexpr(pos int, left, right *node) (*node, error) {
+func (p *parser) subexpr(pos int32, left, right *node) (*node, error) {
 	if left.kind == nSubexpr {
 		if right.depth >= maxDepth {
 			return nil, p.errorAt(pos, "expression nested too deeply")
@@ -295,26 +324,26 @@ func (p *parser) dotRHS(bp int) (*node, error) {
 	case tUnquoted, tQuoted, tStar:
 		return p.expression(bp)
 	case tLbracket:
-		tok := p.tokens[p.i]
-		p.i++
+		tok := p.tok
+		p.advance()
 		return p.multiList(tok)
 	case tLbrace:
-		tok := p.tokens[p.i]
-		p.i++
+		tok := p.tok
+		p.advance()
 		return p.multiHash(tok)
 	}
-	t := p.tokens[p.i]
+	t := p.tok
 	return nil, p.errorAt(t.pos, "expected identifier, '[' or '{' after '.', found "+t.kind.String())
 }
 
 func (p *parser) projectionRHS(bp int) (*node, error) {
 	switch k := p.cur(); {
 	case bindingPower[k] < projectionStop:
-		return p.newNode(nCurrent, p.tokens[p.i].pos)
+		return p.newNode(nCurrent, p.tok.pos)
 	case k == tLbracket || k == tFilter:
 		return p.expression(bp)
 	case k == tDot:
-		p.i++
+		p.advance()
 		return p.dotRHS(bp)
 	}
 	return nil, p.unexpected()

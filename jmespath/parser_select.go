@@ -1,17 +1,19 @@
 package jmespath
 
+import "strconv"
+
 // Parsing of bracketed and braced forms and of function calls.
 
 // indexOrSlice parses [n] or [start:stop:step] after the '[' at tok. A slice
 // starts a projection, as in the specification.
 func (p *parser) indexOrSlice(tok token, left *node) (*node, error) {
-	if p.cur() == tNumber && p.peekKind(1) != tColon {
+	if p.cur() == tNumber && p.next.kind != tColon {
 		idx, err := p.newNode(nIndex, tok.pos)
 		if err != nil {
 			return nil, err
 		}
-		idx.index = p.tokens[p.i].num
-		p.i++
+		idx.index = atoi(p.tok.text)
+		p.advance()
 		if err := p.match(tRbracket); err != nil {
 			return nil, err
 		}
@@ -33,7 +35,7 @@ func (p *parser) sliceSpec(tok token) (*node, error) {
 	var has [3]bool
 	part := 0
 	for p.cur() != tRbracket {
-		switch t := p.tokens[p.i]; t.kind {
+		switch t := p.tok; t.kind {
 		case tColon:
 			if part++; part == 3 {
 				return nil, p.errorAt(t.pos, "a slice has at most three parts")
@@ -42,13 +44,13 @@ func (p *parser) sliceSpec(tok token) (*node, error) {
 			if has[part] {
 				return nil, p.errorAt(t.pos, "expected ':' or ']' in slice")
 			}
-			parts[part], has[part] = t.num, true
+			parts[part], has[part] = atoi(t.text), true
 		default:
 			return nil, p.errorAt(t.pos, "unexpected "+t.kind.String()+" in slice")
 		}
-		p.i++
+		p.advance()
 	}
-	p.i++ // ']'
+	p.advance() // ']'
 	if has[2] && parts[2] == 0 {
 		return nil, &InvalidValueError{Msg: "slice step cannot be 0"}
 	}
@@ -56,7 +58,7 @@ func (p *parser) sliceSpec(tok token) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.slice = sliceSpec{start: parts[0], stop: parts[1], step: 1, hasStart: has[0], hasStop: has[1]}
+	n.slice = &sliceSpec{start: parts[0], stop: parts[1], step: 1, hasStart: has[0], hasStop: has[1]}
 	if has[2] {
 		n.slice.step = parts[2]
 	}
@@ -73,7 +75,7 @@ func (p *parser) multiList(tok token) (*node, error) {
 		}
 		items = append(items, item)
 		if p.cur() == tRbracket {
-			p.i++
+			p.advance()
 			break
 		}
 		if err := p.match(tComma); err != nil {
@@ -92,11 +94,11 @@ func (p *parser) multiHash(tok token) (*node, error) {
 	var keys []string
 	var items []*node
 	for {
-		k := p.tokens[p.i]
+		k := p.tok
 		if k.kind != tUnquoted && k.kind != tQuoted {
 			return nil, p.errorAt(k.pos, "expected a key, found "+k.kind.String())
 		}
-		p.i++
+		p.advance()
 		if err := p.match(tColon); err != nil {
 			return nil, err
 		}
@@ -107,7 +109,7 @@ func (p *parser) multiHash(tok token) (*node, error) {
 		keys = append(keys, k.text)
 		items = append(items, v)
 		if p.cur() == tRbrace {
-			p.i++
+			p.advance()
 			break
 		}
 		if err := p.match(tComma); err != nil {
@@ -129,7 +131,7 @@ func (p *parser) function(tok token, name *node) (*node, error) {
 	}
 	var args []*node
 	if p.cur() == tRparen {
-		p.i++
+		p.advance()
 	} else {
 		for {
 			arg, err := p.expression(0)
@@ -138,7 +140,7 @@ func (p *parser) function(tok token, name *node) (*node, error) {
 			}
 			args = append(args, arg)
 			if p.cur() == tRparen {
-				p.i++
+				p.advance()
 				break
 			}
 			if err := p.match(tComma); err != nil {
@@ -148,14 +150,20 @@ func (p *parser) function(tok token, name *node) (*node, error) {
 	}
 	fn := p.fns.lookup(name.name)
 	if fn == nil {
-		return nil, &UnknownFunctionError{Expression: p.src, Offset: name.pos, Name: name.name}
+		return nil, &UnknownFunctionError{Expression: p.src, Offset: int(name.pos), Name: name.name}
 	}
 	if min, max := fn.arity(); len(args) < min || max >= 0 && len(args) > max {
-		return nil, &ArityError{Expression: p.src, Offset: name.pos, Function: fn.Name, Min: min, Max: max, Got: len(args)}
+		return nil, &ArityError{Expression: p.src, Offset: int(name.pos), Function: fn.Name, Min: min, Max: max, Got: len(args)}
 	}
 	n, err := p.newNode(nFunction, name.pos, args...)
 	if err == nil {
 		n.name, n.list, n.fn = name.name, args, fn
 	}
 	return n, err
+}
+
+// atoi converts a number token's text, which the lexer has checked.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -123,6 +123,15 @@ func (r *jsonReader) stringValue() (string, bool) {
 	return unquoteJSON(r.b[start:r.i])
 }
 
+// plainByte marks the bytes a string can hold as they are: printable
+// ASCII other than the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // skipString moves past the string at r.i. plain reports that its bytes
 // between the quotes are its value (no escape, valid UTF-8).
 func (r *jsonReader) skipString() (plain, ok bool) {
@@ -130,9 +139,14 @@ func (r *jsonReader) skipString() (plain, ok bool) {
 	i := r.i + 1
 	plain = true
 	high := false
-	for ; i < len(b); i++ {
-		c := b[i]
-		switch {
+	for {
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return false, false
+		}
+		switch c := b[i]; {
 		case c == '"':
 			if high && plain {
 				plain = utf8.Valid(b[r.i+1 : i])
@@ -157,11 +171,11 @@ func (r *jsonReader) skipString() (plain, ok bool) {
 			}
 		case c < ' ':
 			return false, false
-		case c >= utf8.RuneSelf:
+		default: // c >= utf8.RuneSelf
 			high = true
 		}
+		i++
 	}
-	return false, false
 }
 
 func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

@@ -1,5 +1,7 @@
 package jmespath
 
+import "slices"
+
 // SearchJSON evaluates the expression against the JSON document raw, with
 // numbers as json.Number. The result is the one Search gives on the
 // document decoded by encoding/json with UseNumber.
@@ -44,41 +46,44 @@ type pathStep struct {
 // planPath returns the steps of an expression that SearchJSON can answer by
 // scanning, or nil.
 func planPath(n *node) []pathStep {
-	steps := make([]pathStep, 0, 4)
-	if !appendPath(&steps, n) || len(steps) == 0 {
+	var buf [8]pathStep
+	steps, ok := appendPath(buf[:0], n)
+	if !ok || len(steps) == 0 {
 		return nil
 	}
-	return steps
+	return slices.Clip(slices.Clone(steps))
 }
 
-func appendPath(steps *[]pathStep, n *node) bool {
+func appendPath(steps []pathStep, n *node) ([]pathStep, bool) {
+	ok := true
 	switch n.kind {
 	case nCurrent:
-		return true
 	case nField:
-		*steps = append(*steps, pathStep{kind: stepField, name: n.name})
-		return true
+		steps = append(steps, pathStep{kind: stepField, name: n.name})
 	case nSubexpr:
 		for _, c := range n.list {
-			if !appendPath(steps, c) {
-				return false
+			if steps, ok = appendPath(steps, c); !ok {
+				break
 			}
 		}
-		return true
 	case nIndexExpr:
-		if n.right.kind != nIndex || n.right.index < 0 || !appendPath(steps, n.left) {
-			return false
+		if n.right.kind != nIndex || n.right.index < 0 {
+			return nil, false
 		}
-		*steps = append(*steps, pathStep{kind: stepIndex, index: n.right.index})
-		return true
+		if steps, ok = appendPath(steps, n.left); ok {
+			steps = append(steps, pathStep{kind: stepIndex, index: n.right.index})
+		}
 	case nFunction:
-		if n.fn != powertoolsJSON || len(n.list) != 1 || !appendPath(steps, n.list[0]) {
-			return false
+		if n.fn != powertoolsJSON || len(n.list) != 1 {
+			return nil, false
 		}
-		*steps = append(*steps, pathStep{kind: stepJSON})
-		return true
+		if steps, ok = appendPath(steps, n.list[0]); ok {
+			steps = append(steps, pathStep{kind: stepJSON})
+		}
+	default:
+		ok = false
 	}
-	return false
+	return steps, ok
 }
 
 // scanDoc answers steps on the JSON document b. ok is false when b is not
