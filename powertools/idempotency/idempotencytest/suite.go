@@ -125,6 +125,14 @@ var suiteCases = []struct {
 		s.mustAcquire(rec)
 		s.wantStored(rec)
 	}},
+	{"AcquireRetriedReturnsOwnRecord", func(s *suite) {
+		// A retried request whose first answer was lost finds its own
+		// record, with its own token: the caller can tell that it holds
+		// the lease.
+		a := s.inProgress("a", 5*time.Second)
+		s.mustAcquire(a)
+		wantRecord(s.t, "Acquire retried", s.acquire(a, s.now.Add(time.Second)), a)
+	}},
 	{"AcquireLiveCompleteReturnsIt", func(s *suite) {
 		a := s.inProgress("a", 5*time.Second)
 		s.mustAcquire(a)
