@@ -26,9 +26,10 @@ func (o *Options) key(key string) map[string]types.AttributeValue {
 }
 
 // encode returns the item for rec. Zero times, an empty token, hash or
-// response, and a false ResponseOmitted are left out, as DynamoDB would
-// drop nothing else and the decoder reads an absent attribute as the zero
-// value.
+// response, and a false ResponseOmitted are left out: decode reads an
+// absent attribute as the zero value, so the round trip is exact, and an
+// absent expiry or lease end is what the Acquire condition expects of a
+// record without one.
 func (o *Options) encode(rec *idempotency.Record) map[string]types.AttributeValue {
 	item := o.key(rec.Key)
 	item[o.StatusAttr] = &types.AttributeValueMemberS{Value: string(rec.Status)}
