@@ -266,27 +266,13 @@ func isIdentStart(c byte) bool {
 }
 func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
-// isPlainJSONString reports whether s, placed between quotes, is a JSON
-// string that decodes to itself: printable ASCII or valid UTF-8, no quote,
-// no backslash, no control byte.
+// isPlainJSONString reports whether s, which holds no quote and no
+// backslash, placed between quotes is a JSON string that decodes to itself.
 func isPlainJSONString(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < ' ' || c == '"' || c == '\\' {
+		if s[i] < ' ' {
 			return false
 		}
-		if c >= utf8.RuneSelf {
-			return utf8.ValidString(s[i:]) && !strings.ContainsAny(s[i:], "\"\\") && !hasControl(s[i:])
-		}
 	}
-	return true
-}
-
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < ' ' {
-			return true
-		}
-	}
-	return false
+	return utf8.ValidString(s)
 }
