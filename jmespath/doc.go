@@ -24,12 +24,15 @@
 // equal nothing. The data must be a tree (no cycles). Search never modifies
 // it; results may share arrays and objects with it.
 //
-// Numbers keep their precision wherever the specification allows:
-// integers held in json.Number compare and sort exactly at any size; abs,
-// ceil, floor, max, min and sort return them unchanged; sum of integers is
-// exact while it fits in an int64; to_string of a json.Number is its text;
-// to_number of a string returns a json.Number with that text. Other
-// arithmetic (avg, a non-integer sum) uses float64. SearchJSON and
+// Numbers keep their precision wherever the specification allows.
+// Comparisons (==, <, max, sort, ...) use exact decimal values: json.Number
+// texts of any size or precision compare exactly, and a float64 counts as
+// the shortest decimal that encoding/json writes for it. abs, ceil and floor
+// return an integer json.Number unchanged but for its sign; max, min and
+// sort return elements unchanged; sum of integer json.Numbers is exact
+// while it fits in an int64; to_string of a json.Number is its text;
+// to_number of a string returns a json.Number holding that text. Other
+// arithmetic (avg, any other sum) uses float64. SearchJSON and
 // powertools_json decode numbers as json.Number.
 //
 // Object wildcards (*), keys and values list an object's members in key
@@ -40,11 +43,16 @@
 // Compile reports a [*SyntaxError] with the byte offset of the problem, an
 // [*UnknownFunctionError] or an [*ArityError] for a bad function call (both
 // are always known at compile time), and an [*InvalidValueError] for a slice
-// step of 0. Search reports an [*InvalidTypeError] when a function gets an
-// argument of a type it does not accept, and an [*InvalidValueError] when a
-// value cannot be used (text that is not JSON, base64, gzip or UTF-8). Use
-// errors.As to inspect them. An expression nested more than 256 levels deep
-// is a syntax error, so that no input can exhaust the stack.
+// step of 0. An expression nested more than 256 levels deep is a syntax
+// error, so that no input can exhaust the stack.
+//
+// Search reports an [*InvalidTypeError] when a function gets an argument of
+// a type it does not accept, or when an expression reference (&expr) is
+// evaluated anywhere but as a function argument, and an [*InvalidValueError]
+// when a value cannot be used (text that is not JSON, base64, gzip or
+// UTF-8). SearchJSON reports a document that is not JSON as an
+// [*InvalidValueError] wrapping encoding/json's error. Use errors.As to
+// inspect them.
 //
 // # Custom functions
 //
