@@ -118,3 +118,25 @@ func FuzzSearchJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecode checks this package's JSON reader against encoding/json: the
+// same documents valid, the same values decoded.
+func FuzzDecode(f *testing.F) {
+	for _, d := range fuzzEvents {
+		f.Add([]byte(d))
+	}
+	f.Add(apiEvent)
+	for _, d := range []string{`1e999`, `-0.0E-0`, `"\ud800\udc00\ud800x"`, "\"\xed\xa0\x80\"", `{"a":1,"a":[]}`, `[]`, ` { } `, `tru`, `"\u00"`} {
+		f.Add([]byte(d))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		got, ok := parseJSON(doc)
+		want, err := decodeStd(doc)
+		if ok != (err == nil) {
+			t.Fatalf("%q: parseJSON ok=%v, encoding/json error %v", doc, ok, err)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: parseJSON = %#v, encoding/json = %#v", doc, got, want)
+		}
+	})
+}

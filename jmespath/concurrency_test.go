@@ -1,0 +1,71 @@
+package jmespath
+
+import (
+	"encoding/json"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+// One compiled expression serves many goroutines; run with -race.
+func TestConcurrentSearch(t *testing.T) {
+	exprs := []*Expression{
+		MustCompile("powertools_json(body).order_id"),
+		MustCompile("sort_by(powertools_json(body).items, &price)[*].sku"),
+		MustCompile("`[1, {\"a\": 2}]`"),
+	}
+	data, err := decodeStd(apiEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]any, len(exprs))
+	for i, e := range exprs {
+		if want[i], err = e.Search(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < 50; n++ {
+				for i, e := range exprs {
+					got, err := e.SearchJSON(apiEvent)
+					if err != nil || !reflect.DeepEqual(got, want[i]) {
+						t.Errorf("%s = %#v, %v; want %#v", e, got, err, want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// A caller changing a result must not change the compiled literal.
+func TestLiteralResultsAreCopies(t *testing.T) {
+	e := MustCompile("`{\"a\": [1, 2]}`")
+	first, _ := e.Search(nil)
+	first.(map[string]any)["a"].([]any)[0] = "changed"
+	first.(map[string]any)["b"] = true
+	second, _ := e.Search(nil)
+	want := map[string]any{"a": []any{json.Number("1"), json.Number("2")}}
+	if !reflect.DeepEqual(second, want) {
+		t.Errorf("second search = %#v, want %#v", second, want)
+	}
+}
+
+// Search does not change its input, even with functions that sort.
+func TestSearchLeavesDataAlone(t *testing.T) {
+	data, _ := decodeStd([]byte(`{"a": [3, 1, 2], "p": [{"k": 2}, {"k": 1}]}`))
+	before, _ := decodeStd([]byte(`{"a": [3, 1, 2], "p": [{"k": 2}, {"k": 1}]}`))
+	for _, expr := range []string{"sort(a)", "reverse(a)", "sort_by(p, &k)", "merge(p[0], p[1])", "a[::-1]"} {
+		if _, err := MustCompile(expr).Search(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(data, before) {
+		t.Errorf("data changed: %#v", data)
+	}
+}
