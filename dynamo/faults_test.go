@@ -1,0 +1,171 @@
+package dynamo
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// faultSteps are the requests of the middleware's paths that a fault can
+// hit, and how each path is driven and checked.
+var faultSteps = []struct {
+	name string
+	req  faultproxy.Rule
+	// dupe: the order is charged once before the fault, which then hits
+	// the duplicate's requests.
+	dupe bool
+	// declineFirst: the handler fails once, so that the record is
+	// released, and the order is charged on the caller's retry.
+	declineFirst bool
+	// servers, when not "", is the one server the step happens on:
+	// dynalite returns no item with a failed condition, so a duplicate
+	// reads the record with GetItem there.
+	servers string
+}{
+	{name: "acquire", req: acquirePut},
+	{name: "complete", req: completePut},
+	{name: "release", req: releaseDel, declineFirst: true},
+	{name: "replay", req: acquirePut, dupe: true},
+	{name: "replay-get", req: getItemReq, dupe: true, servers: "dynalite"},
+}
+
+func faultRule(base faultproxy.Rule, f faultproxy.Fault, times int) faultproxy.Rule {
+	base.Fault, base.Times = f, times
+	if f == faultproxy.Latency {
+		base.Delay = 20 * time.Millisecond
+	}
+	return base
+}
+
+// TestFaultsRetried injects each fault into each request of the
+// middleware once, and twice (two of the SDK's three attempts): the SDK
+// retries, and the library carries on as if nothing happened. A lost reply
+// is the interesting case: the retried conditional put meets the
+// invocation's own IN_PROGRESS record (acquire) or COMPLETED record
+// (complete), and the retried delete finds nothing (release); each must
+// count as done, not as someone else's record.
+func TestFaultsRetried(t *testing.T) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := newFaultWorld(t, srv)
+			h := w.wrap()
+			for _, step := range faultSteps {
+				if step.servers != "" && step.servers != srv.name {
+					continue
+				}
+				for _, fault := range faultproxy.Faults {
+					for _, times := range []int{1, 2} {
+						if fault == faultproxy.Latency && times > 1 {
+							continue // a slow reply is not retried: there is no second attempt to delay
+						}
+						t.Run(fmt.Sprintf("%s/%v/x%d", step.name, fault, times), func(t *testing.T) {
+							w.t = t
+							id := fmt.Sprintf("%s-%v-%d", step.name, fault, times)
+							if step.dupe {
+								got, err := w.invoke(h, id)
+								w.wantCharged("first call", id, got, err)
+							}
+							if step.declineFirst {
+								w.fail[id] = 1
+							}
+							w.proxy.Set(faultRule(step.req, fault, times))
+							w.proxy.ResetCounts()
+							got, err := w.invoke(h, id)
+							injected := w.proxy.Counts().InjectedFault(fault)
+							w.proxy.Set()
+							if injected != times {
+								t.Fatalf("%d faults injected, want %d: the step sent other requests than expected", injected, times)
+							}
+							if step.declineFirst {
+								if !errors.Is(err, errCardDeclined) {
+									t.Fatalf("declined call: err = %v, want the handler's own error", err)
+								}
+								w.wantStatus(id, "")
+								got, err = w.invoke(h, id)
+							}
+							w.wantCharged("call under fault", id, got, err)
+							w.wantStatus(id, idempotency.StatusComplete)
+							got, err = w.invoke(h, id)
+							w.wantCharged("duplicate", id, got, err)
+							w.wantEffects(id, 1)
+							if n := w.logs.total(); n != 0 {
+								t.Errorf("%d errors logged, want none: %v", n, w.logs.n)
+							}
+						})
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFaultsBeyondRetries breaks every attempt the SDK makes (three) at
+// one request. What the caller sees then depends on whether the server
+// applied the request, and each outcome is one the caller can act on
+// without charging twice, except one, which the library logs: a response
+// that could not be stored at all (every attempt of the COMPLETE write
+// refused) leaves the record IN_PROGRESS, and once the lease has ended a
+// retry runs the handler again.
+func TestFaultsBeyondRetries(t *testing.T) {
+	tests := []struct {
+		name    string
+		req     faultproxy.Rule
+		fault   faultproxy.Fault
+		decline bool
+		// what the call under faults gets
+		wantErr error // nil: the charge
+		// the record after it ("" gone)
+		wantStatus idempotency.Status
+		// the effects once a retry after the lease has run
+		wantEffects int
+		wantLogged  int
+	}{
+		{"acquire refused", acquirePut, faultproxy.Throttling, false, idempotency.ErrPersistence, "", 1, 0},
+		{"acquire applied, replies lost", acquirePut, faultproxy.ReplyLost, false, idempotency.ErrPersistence, idempotency.StatusInProgress, 1, 0},
+		{"complete applied, replies lost", completePut, faultproxy.ReplyLost, false, nil, idempotency.StatusComplete, 1, 1},
+		{"complete refused", completePut, faultproxy.InternalServerError, false, nil, idempotency.StatusInProgress, 2, 1},
+		{"release refused", releaseDel, faultproxy.ProvisionedThroughputExceeded, true, errCardDeclined, idempotency.StatusInProgress, 1, 1},
+		{"release applied, replies lost", releaseDel, faultproxy.ReplyLost, true, errCardDeclined, "", 1, 1},
+	}
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := newFaultWorld(t, srv)
+			h := w.wrap()
+			for i, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					w.t = t
+					w.logs.reset()
+					id := fmt.Sprintf("beyond-%d", i)
+					if tt.decline {
+						w.fail[id] = 1
+					}
+					w.proxy.Set(faultRule(tt.req, tt.fault, 3))
+					got, err := w.invoke(h, id)
+					w.proxy.Set()
+					if tt.wantErr == nil {
+						w.wantCharged("call under faults", id, got, err)
+					} else if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("call under faults: err = %v, want %v", err, tt.wantErr)
+					}
+					w.wantStatus(id, tt.wantStatus)
+					if tt.wantStatus == idempotency.StatusInProgress {
+						if _, err := w.invoke(h, id); !errors.Is(err, idempotency.ErrInProgress) {
+							t.Errorf("duplicate within the lease: err = %v, want ErrInProgress", err)
+						}
+						w.advance(faultLease + time.Second)
+					}
+					got, err = w.invoke(h, id)
+					w.wantCharged("retry", id, got, err)
+					w.wantEffects(id, tt.wantEffects)
+					if n := w.logs.total(); n != tt.wantLogged {
+						t.Errorf("%d errors logged, want %d: %v", n, tt.wantLogged, w.logs.n)
+					}
+				})
+			}
+		})
+	}
+}
