@@ -2,10 +2,10 @@ package dynamo
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
