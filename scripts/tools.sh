@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# tools.sh installs the programs the tests and the demo need, at pinned
+# versions, under .tools/ in the repository (git-ignored), and nowhere else.
+#
+#   scripts/tools.sh                 install everything missing
+#   scripts/tools.sh python dynalite install only these (python, dynalite, rie)
+#   scripts/tools.sh versions        print the pinned and the found versions
+#
+# Each part writes a stamp file naming exactly what it installed; when the
+# stamp matches, the part is skipped, so a second run takes well under a
+# second. Changing a pin below, scripts/python-constraints.txt or
+# scripts/dynalite/package-lock.json changes the stamp and reinstalls that
+# part from scratch.
+#
+# Needs: Go, Python 3 (with venv), Node.js 20+ with npm. Reaches only the
+# package registries (PyPI, npm, the Go module proxy).
+set -euo pipefail
+
+# The pins. Moto's and cfn-lint's own dependencies are pinned by
+# scripts/python-constraints.txt (a `pip freeze` of this venv), dynalite's by
+# scripts/dynalite/package-lock.json.
+MOTO_VERSION=5.2.5
+CFN_LINT_VERSION=1.58.0
+DYNALITE_VERSION=4.0.0
+RIE_MODULE=github.com/aws/aws-lambda-runtime-interface-emulator
+RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCRIPTS=$ROOT/scripts
+TOOLS=$ROOT/.tools
+STAMPS=$TOOLS/stamps
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'tools.sh: %s\n' "$*" >&2; exit 1; }
+
+need() {
+	command -v "$1" >/dev/null 2>&1 || die "$1 is not installed; it is needed for $2 (see README.md, Prerequisites)"
+}
+
+file_hash() { sha256sum "$1" | cut -d' ' -f1; }
+
+# fresh NAME WANT: true when the stamp of NAME already says WANT.
+fresh() { [[ -f $STAMPS/$1 && "$(cat "$STAMPS/$1")" == "$2" ]]; }
+stamp() { mkdir -p "$STAMPS" && printf '%s\n' "$2" >"$STAMPS/$1"; }
+
+# python: one virtualenv with moto's server and cfn-lint. Its interpreter is
+# run once before trusting the stamp: a venv does not survive the removal of
+# the Python it was made from.
+python_want() {
+	printf 'moto[server]==%s cfn-lint==%s constraints=%s' \
+		"$MOTO_VERSION" "$CFN_LINT_VERSION" "$(file_hash "$SCRIPTS/python-constraints.txt")"
+}
+
+install_python() {
+	local want venv=$TOOLS/venv start=$SECONDS
+	want=$(python_want)
+	if fresh python "$want" && [[ -x $venv/bin/moto_server && -x $venv/bin/cfn-lint ]] &&
+		"$venv/bin/python" -c '' 2>/dev/null; then
+		return
+	fi
+	need python3 "moto and cfn-lint"
+	log "installing moto[server]==$MOTO_VERSION and cfn-lint==$CFN_LINT_VERSION into .tools/venv"
+	rm -rf "$venv" "$STAMPS/python"
+	python3 -m venv "$venv" ||
+		die "python3 -m venv failed; on Debian/Ubuntu install the python3-venv package"
+	"$venv/bin/pip" install --quiet --disable-pip-version-check \
+		--constraint "$SCRIPTS/python-constraints.txt" \
+		"moto[server]==$MOTO_VERSION" "cfn-lint==$CFN_LINT_VERSION"
+	stamp python "$want"
+	log "moto and cfn-lint installed in $((SECONDS - start))s"
+}
+
+# dynalite: npm ci from the committed lock file, so every transitive package
+# is the one tested here. Install scripts stay off: dynalite runs in memory
+# and needs no native build.
+dynalite_want() {
+	printf 'dynalite@%s lock=%s' "$DYNALITE_VERSION" "$(file_hash "$SCRIPTS/dynalite/package-lock.json")"
+}
+
+install_dynalite() {
+	need node "dynalite"
+	need npm "dynalite"
+	local want dir=$TOOLS/node start=$SECONDS
+	want=$(dynalite_want)
+	if fresh dynalite "$want" && [[ -f $dir/node_modules/dynalite/cli.js ]]; then
+		return
+	fi
+	grep -q "\"dynalite\": \"$DYNALITE_VERSION\"" "$SCRIPTS/dynalite/package.json" ||
+		die "scripts/dynalite/package.json does not pin dynalite $DYNALITE_VERSION; update it and its lock file together"
+	log "installing dynalite@$DYNALITE_VERSION into .tools/node"
+	rm -rf "$dir" "$STAMPS/dynalite"
+	mkdir -p "$dir"
+	cp "$SCRIPTS/dynalite/package.json" "$SCRIPTS/dynalite/package-lock.json" "$dir/"
+	npm ci --prefix "$dir" --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+	node "$dir/node_modules/dynalite/cli.js" --help >/dev/null ||
+		die "dynalite does not run on this Node.js ($(node --version)); it needs Node.js 20 or later"
+	stamp dynalite "$want"
+	log "dynalite installed in $((SECONDS - start))s"
+}
+
+# rie: the Lambda Runtime Interface Emulator, built from source by the Go
+# toolchain (the module proxy is the only place it may come from).
+install_rie() {
+	need go "the Lambda Runtime Interface Emulator"
+	local want="$RIE_MODULE@$RIE_VERSION" start=$SECONDS
+	if fresh rie "$want" && [[ -x $TOOLS/bin/aws-lambda-rie ]]; then
+		return
+	fi
+	log "building aws-lambda-rie@$RIE_VERSION into .tools/bin"
+	rm -f "$STAMPS/rie"
+	mkdir -p "$TOOLS/bin"
+	GOBIN=$TOOLS/bin GOFLAGS=-mod=mod go install "$RIE_MODULE/cmd/aws-lambda-rie@$RIE_VERSION"
+	stamp rie "$want"
+	log "aws-lambda-rie built in $((SECONDS - start))s"
+}
+
+versions() {
+	local found
+	printf '%-22s %-38s %s\n' tool pinned found
+	found=$([[ -x $TOOLS/venv/bin/python ]] && "$TOOLS/venv/bin/python" -c 'import moto; print(moto.__version__)' 2>/dev/null || echo missing)
+	printf '%-22s %-38s %s\n' moto "$MOTO_VERSION" "$found"
+	found=$([[ -x $TOOLS/venv/bin/cfn-lint ]] && "$TOOLS/venv/bin/cfn-lint" --version 2>/dev/null | awk '{print $2}' || echo missing)
+	printf '%-22s %-38s %s\n' cfn-lint "$CFN_LINT_VERSION" "$found"
+	found=$([[ -f $TOOLS/node/node_modules/dynalite/package.json ]] &&
+		node -p 'require(process.argv[1]).version' "$TOOLS/node/node_modules/dynalite/package.json" 2>/dev/null || echo missing)
+	printf '%-22s %-38s %s\n' dynalite "$DYNALITE_VERSION" "$found"
+	found=$([[ -x $TOOLS/bin/aws-lambda-rie ]] &&
+		go version -m "$TOOLS/bin/aws-lambda-rie" 2>/dev/null | awk '$1 == "mod" {print $3}' || echo missing)
+	printf '%-22s %-38s %s\n' aws-lambda-rie "$RIE_VERSION" "$found"
+}
+
+main() {
+	local parts=("$@")
+	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie)
+	for part in "${parts[@]}"; do
+		case $part in
+		python) install_python ;;
+		dynalite) install_dynalite ;;
+		rie) install_rie ;;
+		versions) versions ;;
+		*) die "unknown part $part (want python, dynalite, rie or versions)" ;;
+		esac
+	done
+}
+
+main "$@"
