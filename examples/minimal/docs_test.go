@@ -29,6 +29,7 @@ func TestDocsShowThisExample(t *testing.T) {
 	docs := map[string][]string{
 		"docs/getting-started.md": {"main.go", "template.yaml", "Makefile"},
 		"docs/testing.md":         {"main_test.go"},
+		"README.md":               {"main.go"},
 	}
 	for doc, want := range docs {
 		text := read(t, filepath.Join(testenv.RepoRoot(), doc))
