@@ -1,0 +1,88 @@
+# Makefile for github.com/gopowertools/lambda.
+#
+#   make test     install the pinned tools, check formatting, lint the
+#                 template, then vet and test everything against real servers
+#   make tools    install the pinned tools under .tools/ (fast when installed)
+#   make help     list the targets
+#
+# Sections below: settings, tools, checks, tests, cleaning. To add a step
+# that needs the test servers, make it a prerequisite of test-with-servers;
+# one that does not, a prerequisite of test.
+
+# ---------------------------------------------------------------- settings
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+# Steps print in order, one at a time: readable output beats a few seconds.
+.NOTPARALLEL:
+MAKEFLAGS += --no-print-directory
+
+TOOLS := .tools
+GO ?= go
+GO_TEST_FLAGS ?= -race -count=1
+# Every Go file of the repository, bench/ included, .tools/ excluded.
+GO_FILES = $(shell find . -path ./$(TOOLS) -prune -o -name '*.go' -print)
+
+step = @printf '\n==> %s\n' "$(1)"
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+# ------------------------------------------------------------------- tools
+
+.PHONY: tools tools-versions
+tools: ## install moto, cfn-lint, dynalite and aws-lambda-rie, pinned, under .tools/
+	@scripts/tools.sh
+
+tools-versions: ## print the pinned and the installed tool versions
+	@scripts/tools.sh versions
+
+# ------------------------------------------------------------------ checks
+
+.PHONY: fmt-check vet lint-template
+fmt-check: ## fail when a Go file is not gofmt-ed
+	$(call step,gofmt -l)
+	@out=$$(gofmt -l $(GO_FILES)); \
+	if [[ -n $$out ]]; then printf 'not gofmt-ed (run gofmt -w):\n%s\n' "$$out"; exit 1; fi
+
+vet: ## go vet the main module
+	$(call step,go vet ./...)
+	@$(GO) vet ./...
+
+lint-template: ## cfn-lint template.yaml (skipped while there is none)
+	@if [[ -f template.yaml ]]; then \
+		scripts/tools.sh python; \
+		printf '\n==> cfn-lint template.yaml\n'; \
+		$(TOOLS)/venv/bin/cfn-lint template.yaml; \
+	else \
+		printf '\n==> cfn-lint: no template.yaml, skipped\n'; \
+	fi
+
+# ------------------------------------------------------------------- tests
+
+.PHONY: test test-with-servers go-test bench-test
+test: tools fmt-check lint-template ## everything CI runs, against real servers
+	$(call step,starting the test servers)
+	@scripts/with-servers.sh $(MAKE) test-with-servers
+
+# Run inside scripts/with-servers.sh, which exports TEST_MOTO_ENDPOINT and
+# TEST_DYNALITE_ENDPOINT. Run alone, tests that need a server skip.
+test-with-servers: vet go-test bench-test
+
+go-test: ## go test the main module (servers: use make test)
+	$(call step,go test $(GO_TEST_FLAGS) ./...)
+	@$(GO) test $(GO_TEST_FLAGS) ./...
+
+bench-test: ## go test the bench/ module, when it exists
+	@if [[ -f bench/go.mod ]]; then \
+		printf '\n==> cd bench && go test ./...\n'; \
+		cd bench && $(GO) test ./...; \
+	fi
+
+# ---------------------------------------------------------------- cleaning
+
+.PHONY: clean
+clean: ## remove build output and the installed tools (.tools/)
+	rm -rf build .aws-sam $(TOOLS)
