@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -78,10 +79,10 @@ func faultRetryer(maxAttempts int) func(*dynamodb.Options) {
 	}
 }
 
-func newFaultWorld(t *testing.T, srv server) *faultWorld {
+func newFaultWorld(t *testing.T, srv server, proxyOpts ...faultproxy.Option) *faultWorld {
 	t.Helper()
 	direct := srv.client(t)
-	p, err := faultproxy.New(testenv.Endpoint(t, srv.env))
+	p, err := faultproxy.New(testenv.Endpoint(t, srv.env), proxyOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,6 @@ func (w *faultWorld) wrap() *idempotency.Handler {
 
 // invoke calls h with the order id and returns the charged id.
 func (w *faultWorld) invoke(h *idempotency.Handler, id string) (string, error) {
-	w.t.Helper()
 	payload, _ := json.Marshal(faultEvent{ID: id})
 	out, err := h.Invoke(context.Background(), payload)
 	if err != nil {
@@ -136,7 +136,7 @@ func (w *faultWorld) invoke(h *idempotency.Handler, id string) (string, error) {
 	}
 	var r faultReply
 	if err := json.Unmarshal(out, &r); err != nil {
-		w.t.Fatalf("response %q: %v", out, err)
+		return "", fmt.Errorf("response %q: %w", out, err)
 	}
 	return r.Charged, nil
 }
