@@ -81,6 +81,18 @@ bench-test: ## go test the bench/ module, when it exists
 		cd bench && $(GO) test ./...; \
 	fi
 
+# ------------------------------------------------------------- reliability
+# Owned by the reliability work (issue 6): docs/reliability.md and the side
+# by side comparison in docs/benchmarks.md come from these targets.
+
+SOAK_INVOCATIONS ?= 10000
+
+.PHONY: soak
+soak: tools ## the full soak: $(SOAK_INVOCATIONS) invocations under random faults on moto (make test runs 500)
+	$(call step,soak: SOAK_INVOCATIONS=$(SOAK_INVOCATIONS) go test -run TestSoak ./dynamo/)
+	@SOAK_INVOCATIONS=$(SOAK_INVOCATIONS) scripts/with-servers.sh \
+		$(GO) test -race -count=1 -v -timeout 60m -run '^TestSoak$$' ./dynamo/
+
 # ---------------------------------------------------------------- cleaning
 
 .PHONY: clean
