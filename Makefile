@@ -88,7 +88,7 @@ bench-test: ## go test the bench/ module, when it exists
 SOAK_INVOCATIONS ?= 10000
 
 .PHONY: soak
-soak: tools ## the full soak: $(SOAK_INVOCATIONS) invocations under random faults on moto (make test runs 500)
+soak: tools ## the full soak: 10,000 invocations (SOAK_INVOCATIONS) under random faults on moto; make test runs 500
 	$(call step,soak: SOAK_INVOCATIONS=$(SOAK_INVOCATIONS) go test -run TestSoak ./dynamo/)
 	@SOAK_INVOCATIONS=$(SOAK_INVOCATIONS) scripts/with-servers.sh \
 		$(GO) test -race -count=1 -v -timeout 60m -run '^TestSoak$$' ./dynamo/
