@@ -129,9 +129,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	if broken {
 		switch rule.Fault {
 		case Throttling, ProvisionedThroughputExceeded, InternalServerError:
+			rule.then()
 			writeError(w, rule.Fault)
 			return
 		case ResetBeforeServer:
+			rule.then()
 			reset(w)
 			return
 		case Latency:
@@ -150,9 +152,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.counts.Forwarded[op]++
 	p.mu.Unlock()
-	if broken && rule.Fault == ReplyLost {
-		reset(w)
-		return
+	if broken {
+		rule.then()
+		if rule.Fault == ReplyLost {
+			reset(w)
+			return
+		}
 	}
 	h := w.Header()
 	for k, vs := range resp.header {

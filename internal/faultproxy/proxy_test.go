@@ -193,3 +193,19 @@ func equal(a, b []bool) bool {
 	}
 	return true
 }
+
+// Then runs after the server has applied a ReplyLost request, before the
+// client hears anything.
+func TestThen(t *testing.T) {
+	srv, reached := backend(t)
+	p := newProxy(t, srv.URL)
+	var atThen atomic.Int32 // the reset reaches the client through the kernel, which the race detector cannot see
+	atThen.Store(-1)
+	p.Set(faultproxy.Rule{Fault: faultproxy.ReplyLost, Times: 1, Then: func() { atThen.Store(reached.Load()) }})
+	if err := getItem(t.Context(), client(p, 1)); err == nil {
+		t.Fatal("GetItem succeeded, want the connection reset")
+	}
+	if n := atThen.Load(); n != 1 {
+		t.Errorf("Then ran when the server had %d requests, want 1", n)
+	}
+}

@@ -66,6 +66,13 @@ type Rule struct {
 
 	// Delay is how long a Latency fault holds the request.
 	Delay time.Duration
+
+	// Then, when set, runs each time the rule fires, just before the
+	// proxy answers the client or drops the connection: for ReplyLost,
+	// after the server has applied the request. A test uses it to act at
+	// that exact moment, such as killing the process that sent the
+	// request.
+	Then func()
 }
 
 // rule is a Rule with its counters.
@@ -98,4 +105,10 @@ func (r *rule) fire(draw func() float64) bool {
 	}
 	r.injected++
 	return true
+}
+
+func (r Rule) then() {
+	if r.Then != nil {
+		r.Then()
+	}
 }
