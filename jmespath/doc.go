@@ -66,6 +66,7 @@
 // The parser is stricter where jmespath.py accepts by accident: function
 // arguments, multi-select entries and hash pairs need commas between them.
 // Slices always start a projection, as in the specification. Ordering
-// comparisons (<, <=, >, >=) are defined for numbers only and give null
-// otherwise, as in the specification.
+// comparisons (<, <=, >, >=) accept two numbers or, as in jmespath.py, two
+// strings, and give null for anything else. Arguments of type any do not
+// accept an expression reference.
 package jmespath

@@ -297,19 +297,81 @@ func fnReverse(a []any) (any, error) {
 	return out, nil
 }
 
-// fnToNumber returns a string's number as a json.Number holding its text,
-// so that no digit is lost. Text that is not a JSON number gives null.
+// fnToNumber returns a string's number as a json.Number, so that no digit
+// is lost. Like jmespath.py (Python's int and float), it allows surrounding
+// spaces, a leading '+', leading zeros and a bare '.', as in "5." or ".5";
+// the json.Number holds the number in JSON form. Other text gives null.
 func fnToNumber(a []any) (any, error) {
 	switch v := a[0].(type) {
 	case float64, json.Number:
 		return v, nil
 	case string:
-		r := jsonReader{b: []byte(v)}
-		if v != "" && (v[0] == '-' || isDigit(v[0])) && r.number() && r.i == len(v) {
-			return json.Number(v), nil
+		if n, ok := numberText(v); ok {
+			return n, nil
 		}
 	}
 	return nil, nil
+}
+
+// numberText rewrites a decimal number as JSON number text.
+func numberText(s string) (json.Number, bool) {
+	s = strings.TrimSpace(s)
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	digits := func() string {
+		i := 0
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		d := s[:i]
+		s = s[i:]
+		return d
+	}
+	whole := digits()
+	var frac string
+	if strings.HasPrefix(s, ".") {
+		s = s[1:]
+		frac = digits()
+	}
+	if whole == "" && frac == "" {
+		return "", false
+	}
+	var exp string
+	if s != "" && (s[0] == 'e' || s[0] == 'E') {
+		exp, s = s, ""
+		if !isJSONExponent(exp) {
+			return "", false
+		}
+	}
+	if s != "" {
+		return "", false
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	whole = strings.TrimLeft(whole, "0")
+	if whole == "" {
+		whole = "0"
+	}
+	b.WriteString(whole)
+	if frac != "" {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	b.WriteString(exp)
+	return json.Number(b.String()), true
+}
+
+// isJSONExponent reports whether s is e or E, an optional sign and digits.
+func isJSONExponent(s string) bool {
+	s = s[1:]
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func fnToString(a []any) (any, error) {

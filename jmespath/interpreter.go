@@ -1,6 +1,9 @@
 package jmespath
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // eval evaluates n against the current value v. It never changes v or
 // anything reachable from it, and never changes n.
@@ -195,10 +198,16 @@ func evalCompare(n *node, v any) (any, error) {
 	case tNE:
 		return !equal(l, r), nil
 	}
-	// Ordering is defined for numbers only; anything else gives null.
+	// Ordering is defined for two numbers or, as jmespath.py allows, two
+	// strings (by code point); anything else gives null.
 	c, ok := compareNumbers(l, r)
 	if !ok {
-		return nil, nil
+		ls, lok := l.(string)
+		rs, rok := r.(string)
+		if !lok || !rok {
+			return nil, nil
+		}
+		c = strings.Compare(ls, rs)
 	}
 	switch n.op {
 	case tLT:
