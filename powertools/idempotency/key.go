@@ -112,7 +112,7 @@ func appendCanonical(b []byte, v any) ([]byte, error) {
 	case string:
 		return appendString(b, v), nil
 	case json.Number:
-		if !json.Valid([]byte(v)) {
+		if !isNumber(v) {
 			return b, fmt.Errorf("idempotency: invalid number %q", string(v))
 		}
 		return append(b, v...), nil
@@ -163,6 +163,13 @@ func appendCanonical(b []byte, v any) ([]byte, error) {
 		return b, err
 	}
 	return appendCanonical(b, generic)
+}
+
+// isNumber reports whether n is a JSON number, such as a json.Number
+// decoded from a document always is; a json.Number built by hand might not
+// be, and would make the canonical text ambiguous.
+func isNumber(n json.Number) bool {
+	return n != "" && (n[0] == '-' || n[0] >= '0' && n[0] <= '9') && json.Valid([]byte(n))
 }
 
 // appendFloat writes f as encoding/json does, so that a number computed by
