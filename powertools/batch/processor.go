@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"log/slog"
+	"time"
 )
 
 // Processor runs the records of a batch. Build one with [New] at cold
@@ -12,6 +13,7 @@ import (
 type Processor struct {
 	concurrency int
 	skipGroup   bool
+	margin      time.Duration
 	logger      *slog.Logger
 }
 
@@ -66,6 +68,26 @@ func WithConcurrency(n int) Option {
 func WithSkipGroupOnFailure(skip bool) Option {
 	return func(p *Processor) error {
 		p.skipGroup = skip
+		return nil
+	}
+}
+
+// WithDeadlineMargin makes the batch end d before the invocation's
+// deadline (ctx.Deadline) instead of at it (default 0: at it). The record
+// functions get a context that ends d early, and records not started by
+// then are failed without running, so the handler still returns its
+// partial batch response in time. Without a margin, a batch that runs into
+// the function timeout returns nothing: Lambda retries every record,
+// successes included, and counts one more receive against each.
+//
+// Choose d to cover sending the response, and what a record must not be
+// cut off in (a downstream call under way is abandoned at the deadline).
+func WithDeadlineMargin(d time.Duration) Option {
+	return func(p *Processor) error {
+		if d < 0 {
+			return &ConfigError{Name: "WithDeadlineMargin", Err: errors.New("must not be negative")}
+		}
+		p.margin = d
 		return nil
 	}
 }

@@ -26,6 +26,11 @@ func (p *Processor) run(ctx context.Context, b records, fifo bool) *Result {
 	if n == 0 {
 		return res
 	}
+	if deadline, ok := ctx.Deadline(); ok && p.margin > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-p.margin))
+		defer cancel()
+	}
 	// One slot per record, each written by exactly one goroutine and read
 	// after all of them have ended: results keep record order for free.
 	errs := make([]error, n)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -170,8 +171,9 @@ func TestSQSHandler(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for name, opt := range map[string]batch.Option{
-		"WithConcurrency": batch.WithConcurrency(0),
-		"WithLogger":      batch.WithLogger(nil),
+		"WithConcurrency":    batch.WithConcurrency(0),
+		"WithLogger":         batch.WithLogger(nil),
+		"WithDeadlineMargin": batch.WithDeadlineMargin(-time.Second),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := batch.New(opt)
@@ -228,6 +230,40 @@ func TestDoneContextFailsRecordsNotStarted(t *testing.T) {
 	for _, f := range res.Failures {
 		if !errors.Is(f, context.Canceled) {
 			t.Errorf("%s: %v, want context.Canceled", f.ID, f.Err)
+		}
+	}
+}
+
+// With a deadline margin the batch ends that much before the invocation's
+// deadline: the record under way sees its context end, the later ones are
+// not started, and the call returns in time for the response to be sent.
+func TestDeadlineMargin(t *testing.T) {
+	deadline := time.Now().Add(400 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	var ran []string
+	fn := func(ctx context.Context, msg events.SQSMessage) error {
+		ran = append(ran, msg.MessageId)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+			return nil
+		}
+	}
+	p, _ := batch.New(batch.WithDeadlineMargin(250*time.Millisecond), quiet())
+	res := p.SQS(ctx, sqsEvent(standardARN, "m1", "m2", "m3", "m4", "m5"), fn)
+	if !time.Now().Before(deadline) {
+		t.Error("the batch ran into the invocation's deadline")
+	}
+	// 150ms for the records: m1 (100ms) may finish, m2 is cut off, the
+	// rest never start.
+	if len(ran) > 2 || len(res.Failures) < 3 {
+		t.Fatalf("ran %v, failed %v; want at most m1 and m2 run, the rest failed", ran, failedIDs(res))
+	}
+	for _, f := range res.Failures {
+		if !errors.Is(f, context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want context.DeadlineExceeded", f.ID, f.Err)
 		}
 	}
 }
