@@ -3,12 +3,18 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gopowertools/lambda/powertools/batch"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
+
+// deadlineMargin is kept free at the end of each invocation to return the
+// partial batch response: a batch that ran into the timeout would return
+// nothing, and Lambda would retry its fulfilled orders too.
+const deadlineMargin = time.Second
 
 // App is the function: it holds what is built once, at cold start.
 type App struct {
@@ -37,7 +43,7 @@ func NewApp(store idempotency.Store, client *FulfilmentClient, log *slog.Logger,
 	if err != nil {
 		return nil, err
 	}
-	proc, err := batch.New(batch.WithLogger(log))
+	proc, err := batch.New(batch.WithLogger(log), batch.WithDeadlineMargin(deadlineMargin))
 	if err != nil {
 		return nil, err
 	}
