@@ -119,6 +119,16 @@ build-PaymentsFunction:
 demo: ## run the payments example here: moto, a local provider, the function under the Lambda emulator
 	@scripts/demo.sh
 
+# ------------------------------------------------------------------- batch
+# Owned by the batch work (issue 5): the target sam build calls for
+# OrdersFunction in template.yaml. make build builds examples/orders for
+# the emulator with the other examples.
+
+.PHONY: build-OrdersFunction
+build-OrdersFunction:
+	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))
+	GOARCH=arm64 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./examples/orders
+
 # ---------------------------------------------------------------- cleaning
 
 .PHONY: clean

@@ -278,3 +278,25 @@ func TestUndecodableEventReleasesTheKey(t *testing.T) {
 		t.Errorf("handler ran on an event it cannot decode")
 	}
 }
+
+func TestInProgressErrorCarriesKeyAndLeaseEnd(t *testing.T) {
+	f := newFixture(t, nil)
+	leaseEnd := f.clock.Now().Add(30 * time.Second)
+	f.store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusInProgress,
+		Expiry: f.clock.Now().Add(time.Hour), LeaseEnd: leaseEnd, LeaseToken: "other"})
+	_, err := f.invoke(t, `{"order_id":"o-1"}`)
+	var ipe *idempotency.InProgressError
+	if !errors.As(err, &ipe) || ipe.Key != keyOf("o-1") || !ipe.LeaseEnd.Equal(leaseEnd) {
+		t.Fatalf("err = %#v, want *InProgressError{%s, %v}", err, keyOf("o-1"), leaseEnd)
+	}
+}
+
+func TestPayloadConflictErrorCarriesHashes(t *testing.T) {
+	f := newFixture(t, nil, idempotency.WithPayloadValidation("amount"))
+	f.invoke(t, `{"order_id":"o-1","amount":5}`)
+	_, err := f.invoke(t, `{"order_id":"o-1","amount":6}`)
+	var pce *idempotency.PayloadConflictError
+	if !errors.As(err, &pce) || pce.Key != keyOf("o-1") || pce.StoredHash != hashOf("5") || pce.EventHash != hashOf("6") {
+		t.Fatalf("err = %#v, want the key and both hashes", err)
+	}
+}
