@@ -1,0 +1,139 @@
+// Command gobench is this library's side of the comparison with Powertools
+// (see ../compare): a trivial handler wrapped by idempotency.Wrap, called
+// in a loop in this process. It speaks the same small protocol as
+// ../python/bench.py and ../node/bench.mjs:
+//
+//	gobench -store dynamodb|memory -scenario new|dup|cache -n N [-endpoint URL -table T]
+//
+// It prepares (for dup and cache, N calls that leave N completed records),
+// prints READY, waits for a line on stdin, makes the N measured calls, and
+// prints one JSON line with the wall and CPU time they took.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+)
+
+type event struct {
+	ID       string `json:"id"`
+	Amount   int    `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+type reply struct {
+	OK bool   `json:"ok"`
+	ID string `json:"id"`
+}
+
+// handler is the trivial handler all three implementations wrap.
+func handler(_ context.Context, e event) (reply, error) {
+	return reply{OK: true, ID: e.ID}, nil
+}
+
+func main() {
+	storeName := flag.String("store", "memory", "dynamodb or memory")
+	scenario := flag.String("scenario", "new", "new, dup or cache")
+	n := flag.Int("n", 1000, "measured calls")
+	endpoint := flag.String("endpoint", "", "DynamoDB endpoint (store dynamodb)")
+	table := flag.String("table", "", "DynamoDB table (store dynamodb)")
+	flag.Parse()
+	if err := run(*storeName, *scenario, *n, *endpoint, *table); err != nil {
+		fmt.Fprintln(os.Stderr, "gobench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(storeName, scenario string, n int, endpoint, table string) error {
+	var store idempotency.Store
+	switch storeName {
+	case "memory":
+		store = idempotencytest.NewStore()
+	case "dynamodb":
+		client := dynamodb.NewFromConfig(aws.Config{
+			Region:      "us-east-1",
+			Credentials: aws.CredentialsProviderFunc(staticCredentials),
+		}, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+		s, err := dynamo.New(client, func(o *dynamo.Options) { o.TableName = table })
+		if err != nil {
+			return err
+		}
+		store = s
+	default:
+		return fmt.Errorf("unknown store %q", storeName)
+	}
+	opts := []idempotency.Option{idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench")}
+	if scenario == "cache" {
+		opts = append(opts, idempotency.WithLocalCache(n))
+	}
+	h := idempotency.Wrap(store, handler, opts...)
+	run := fmt.Sprintf("go-%d-%d", os.Getpid(), time.Now().UnixNano())
+
+	// The events are encoded before the clock starts, as the Lambda
+	// runtime hands the handler bytes.
+	events := make([][]byte, n)
+	for i := range events {
+		events[i], _ = json.Marshal(event{ID: fmt.Sprintf("%s-%d", run, i), Amount: 1250, Currency: "EUR"})
+	}
+	call := func(payload []byte) error {
+		// aws-lambda-go gives each invocation a context with its deadline.
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(30*time.Second))
+		defer cancel()
+		_, err := h.Invoke(ctx, payload)
+		return err
+	}
+	warm := events
+	if scenario == "new" {
+		warm = make([][]byte, min(n, 50))
+		for i := range warm {
+			warm[i], _ = json.Marshal(event{ID: fmt.Sprintf("%s-warm-%d", run, i), Amount: 1250, Currency: "EUR"})
+		}
+	}
+	for _, e := range warm {
+		if err := call(e); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	runtime.GC()
+
+	fmt.Println("READY")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return fmt.Errorf("waiting for GO: %w", err)
+	}
+	cpu0, start := cpuTime(), time.Now()
+	errors := 0
+	for _, e := range events {
+		if call(e) != nil {
+			errors++
+		}
+	}
+	wall, cpu := time.Since(start), cpuTime()-cpu0
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"calls": n, "seconds": wall.Seconds(), "cpu_seconds": cpu.Seconds(), "errors": errors,
+		"version": runtime.Version(),
+	})
+}
+
+func staticCredentials(context.Context) (aws.Credentials, error) {
+	return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "gobench"}, nil
+}
+
+// cpuTime is the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
