@@ -85,7 +85,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		rec.LeaseEnd = e.leaseEnd(ctx, now)
 		existing, err := e.store.Acquire(ctx, rec, now)
 		if err != nil {
-			return result{key: key}, e.storeError("acquire", key, err)
+			return result{key: key}, storeError("acquire", key, err)
 		}
 		if existing == nil || (existing.Status == StatusInProgress && existing.LeaseToken == rec.LeaseToken) {
 			// Written, or written by an earlier try of this same request
@@ -245,10 +245,10 @@ func writeContext(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }
 
-// complete stores resp as the key's response. Once the handler has
+// complete stores resp as the key's response, or no response when omitted
+// (a success whose result could not be encoded). Once the handler has
 // succeeded nothing here turns its success into an error: the caller would
 // retry, and rerun an effect that has already happened.
-// omitted records a success whose response could not be encoded.
 func (e *engine) complete(ctx context.Context, held *Record, resp []byte, omitted bool) {
 	rec := &Record{
 		Key:             held.Key,
@@ -286,7 +286,7 @@ func (e *engine) release(ctx context.Context, rec *Record) {
 
 // storeError maps a store failure: a corrupted record is reported as such,
 // since retrying cannot help; anything else is a *PersistenceError.
-func (e *engine) storeError(op, key string, err error) error {
+func storeError(op, key string, err error) error {
 	if errors.Is(err, ErrCorruptedRecord) {
 		return err
 	}
