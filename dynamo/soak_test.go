@@ -108,6 +108,9 @@ type leaseLedger struct {
 	mu           sync.Mutex
 	leases       map[string]int
 	failedWrites map[string]int // Acquire, Complete or Release that returned an error
+	// ownFound counts the Acquires that met the invocation's own record:
+	// an earlier attempt's put was applied but its reply lost.
+	ownFound int
 }
 
 func (l *leaseLedger) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
@@ -117,8 +120,11 @@ func (l *leaseLedger) Acquire(ctx context.Context, rec *idempotency.Record, now 
 	switch {
 	case err != nil:
 		l.failedWrites[rec.Key]++
-	case existing == nil || existing.LeaseToken == rec.LeaseToken:
+	case existing == nil:
 		l.leases[rec.Key]++
+	case existing.LeaseToken == rec.LeaseToken:
+		l.leases[rec.Key]++
+		l.ownFound++
 	}
 	return existing, err
 }
@@ -249,7 +255,7 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d COMPLETED records after the retries, want one per key, %d", complete, keys)
 	}
 
-	extra := 0
+	extra, effectsTotal, leasesTotal := 0, 0, 0
 	for i := range keys {
 		id := fmt.Sprintf("o%d", i)
 		key := w.key(id)
@@ -263,6 +269,8 @@ func TestSoak(t *testing.T) {
 			t.Errorf("order %s charged %d times with %d failed writes", id, effects, failed)
 		}
 		extra += effects - 1
+		effectsTotal += effects
+		leasesTotal += leases
 	}
 	t.Logf("soak: %d invocations (%d keys, %d workers, fault rate %.3f, seed %d) in %v",
 		s.invocations, keys, soakWorkers, s.faultRate, s.seed, elapsed.Round(time.Millisecond))
@@ -271,6 +279,8 @@ func TestSoak(t *testing.T) {
 	for _, f := range faultproxy.Faults {
 		t.Logf("injected %-30v %d", f, counts.InjectedFault(f))
 	}
+	t.Logf("leases taken: %d (of which %d found the invocation's own record after a lost reply); charges: %d for %d keys",
+		leasesTotal, ledger.ownFound, effectsTotal, keys)
 	t.Logf("IN_PROGRESS after the lease, before retries: %d (every one after a failed write); keys retried: %d; extra charges: %d; errors logged: %v",
 		len(stuck), len(unsettled), extra, w.logs.n)
 }
