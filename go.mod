@@ -25,4 +25,5 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
