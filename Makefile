@@ -87,6 +87,12 @@ bench-test: ## go test the bench/ module, when it exists
 
 SOAK_INVOCATIONS ?= 10000
 
+.PHONY: bench-compare
+bench-compare: tools ## Go vs Powertools Python and TypeScript, on moto and in memory; writes docs/benchmarks.md
+	@bench/powertools/install.sh
+	$(call step,bench-compare: go run ./powertools/compare (in bench/))
+	@scripts/with-servers.sh bash -c 'cd bench && $(GO) run ./powertools/compare -root ..'
+
 .PHONY: soak
 soak: tools ## the full soak: 10,000 invocations (SOAK_INVOCATIONS) under random faults on moto; make test runs 500
 	$(call step,soak: SOAK_INVOCATIONS=$(SOAK_INVOCATIONS) go test -run TestSoak ./dynamo/)

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -50,7 +51,9 @@ func main() {
 	n := flag.Int("n", 1000, "measured calls")
 	endpoint := flag.String("endpoint", "", "DynamoDB endpoint (store dynamodb)")
 	table := flag.String("table", "", "DynamoDB table (store dynamodb)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured calls to this file")
 	flag.Parse()
+	profile = *cpuProfile
 	if err := run(*storeName, *scenario, *n, *endpoint, *table); err != nil {
 		fmt.Fprintln(os.Stderr, "gobench:", err)
 		os.Exit(1)
@@ -113,6 +116,17 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		return fmt.Errorf("waiting for GO: %w", err)
 	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cpu0, start := cpuTime(), time.Now()
 	errors := 0
 	for _, e := range events {
@@ -126,6 +140,9 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 		"version": runtime.Version(),
 	})
 }
+
+// profile is the -cpuprofile file, "" for none.
+var profile string
 
 func staticCredentials(context.Context) (aws.Credentials, error) {
 	return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "gobench"}, nil

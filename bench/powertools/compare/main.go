@@ -1,0 +1,323 @@
+// Command compare runs the same idempotent handler in three
+// implementations, this library (../gobench), Powertools for AWS Lambda
+// Python (../python) and TypeScript (../node), against one moto server and
+// on an in-memory store, and writes the table into the section "## Side by
+// side with Powertools" of docs/benchmarks.md. `make bench-compare` runs
+// it with the servers up:
+//
+//	go run ./powertools/compare -root .. [-n-dynamodb 200] [-n-memory 5000] [-repeat 3] [-doc FILE]
+//
+// Every DynamoDB request goes through internal/faultproxy, with no fault,
+// which counts them: requests per call are measured, not assumed. Each
+// measurement is its own process; only the N measured calls are timed,
+// after the process has prepared (see gobench's doc).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/internal/faultproxy"
+)
+
+// impl is one implementation under comparison.
+type impl struct {
+	name string
+	cmd  func(args ...string) *exec.Cmd
+}
+
+// measurement is what one process reported, plus the proxy's count.
+type measurement struct {
+	Calls      int     `json:"calls"`
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Errors     int     `json:"errors"`
+	Version    string  `json:"version"`
+	requests   int
+}
+
+func main() {
+	root := flag.String("root", "..", "the repository's top folder")
+	nDynamo := flag.Int("n-dynamodb", 200, "measured calls per run on DynamoDB (moto)")
+	nMemory := flag.Int("n-memory", 5000, "measured calls per run on the in-memory stores")
+	repeat := flag.Int("repeat", 3, "runs per cell; the table shows the median")
+	doc := flag.String("doc", "", "the file to write the section into (default: ROOT/docs/benchmarks.md)")
+	flag.Parse()
+	if err := compare(*root, *doc, *nDynamo, *nMemory, *repeat); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func compare(root, doc string, nDynamo, nMemory, repeat int) error {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	if doc == "" {
+		doc = filepath.Join(root, "docs/benchmarks.md")
+	}
+	moto := os.Getenv("TEST_MOTO_ENDPOINT")
+	if moto == "" {
+		return fmt.Errorf("TEST_MOTO_ENDPOINT is not set: run under scripts/with-servers.sh (make bench-compare)")
+	}
+	proxy, err := faultproxy.New(moto)
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
+
+	tmp, err := os.MkdirTemp("", "bench-compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	gobench := filepath.Join(tmp, "gobench")
+	build := exec.Command("go", "build", "-o", gobench, "./powertools/gobench")
+	build.Dir = filepath.Join(root, "bench")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build gobench: %w", err)
+	}
+	tools := filepath.Join(root, ".tools")
+	impls := []impl{
+		{"Go (this library)", func(args ...string) *exec.Cmd { return exec.Command(gobench, args...) }},
+		{"Powertools Python", func(args ...string) *exec.Cmd {
+			return exec.Command(filepath.Join(tools, "bench-python/bin/python"),
+				append([]string{filepath.Join(root, "bench/powertools/python/bench.py")}, args...)...)
+		}},
+		{"Powertools TypeScript", func(args ...string) *exec.Cmd {
+			c := exec.Command("node", append([]string{filepath.Join(root, "bench/powertools/node/bench.mjs")}, args...)...)
+			c.Env = append(os.Environ(), "BENCH_NODE_MODULES="+filepath.Join(tools, "bench-node"))
+			return c
+		}},
+	}
+
+	direct := dynamodb.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.CredentialsProviderFunc(
+		func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}, nil
+		})}, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(moto) })
+
+	var rows []row
+	for _, store := range []string{"dynamodb", "memory"} {
+		n := nMemory
+		if store == "dynamodb" {
+			n = nDynamo
+		}
+		for i, im := range impls {
+			table := fmt.Sprintf("bench-compare-%d-%d", i, time.Now().UnixNano())
+			if store == "dynamodb" {
+				if err := dynamo.CreateTable(context.Background(), direct, func(o *dynamo.Options) { o.TableName = table }); err != nil {
+					return fmt.Errorf("create table: %w", err)
+				}
+			}
+			for _, scenario := range []string{"new", "dup", "cache"} {
+				var ms []measurement
+				for range repeat {
+					m, err := measure(im, proxy, "--store", store, "--scenario", scenario, "--n", fmt.Sprint(n),
+						"--endpoint", proxy.URL(), "--table", table)
+					if err != nil {
+						return fmt.Errorf("%s %s %s: %w", im.name, store, scenario, err)
+					}
+					ms = append(ms, m)
+					fmt.Fprintf(os.Stderr, "%-22s %-8s %-5s %6.0f calls/s %7.1f µs CPU/call %.2f req/call\n",
+						im.name, store, scenario, float64(m.Calls)/m.Seconds, 1e6*m.CPUSeconds/float64(m.Calls), float64(m.requests)/float64(m.Calls))
+				}
+				rows = append(rows, summarize(im.name, store, scenario, ms))
+			}
+			if store == "dynamodb" {
+				direct.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+			}
+		}
+	}
+	section := render(rows, nDynamo, nMemory, repeat)
+	if err := replaceSection(doc, "## Side by side with Powertools", section); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote the section into %s\n", doc)
+	return nil
+}
+
+// measure runs one process: waits for READY, zeroes the proxy's counts,
+// lets it run, and reads its result.
+func measure(im impl, proxy *faultproxy.Proxy, args ...string) (measurement, error) {
+	cmd := im.cmd(args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return measurement{}, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return measurement{}, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return measurement{}, err
+	}
+	defer cmd.Wait() //nolint:errcheck // the error is checked below when it matters
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "READY" {
+		cmd.Process.Kill()
+		return measurement{}, fmt.Errorf("no READY (got %q, %v): %s", line, err, stderr.String())
+	}
+	proxy.ResetCounts()
+	io.WriteString(stdin, "GO\n")
+	line, err = out.ReadString('\n')
+	if err != nil {
+		return measurement{}, fmt.Errorf("no result (%v): %s", err, stderr.String())
+	}
+	var m measurement
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		return measurement{}, fmt.Errorf("result %q: %w", line, err)
+	}
+	m.requests = proxy.Counts().Total()
+	if m.Errors > 0 {
+		return measurement{}, fmt.Errorf("%d of %d calls failed: %s", m.Errors, m.Calls, stderr.String())
+	}
+	return m, nil
+}
+
+// row is one cell of the table: the median of the runs.
+type row struct {
+	impl, store, scenario string
+	callsPerSec           float64
+	cpuMicros             float64
+	reqPerCall            float64
+	version               string
+}
+
+func summarize(name, store, scenario string, ms []measurement) row {
+	median := func(f func(measurement) float64) float64 {
+		v := make([]float64, len(ms))
+		for i, m := range ms {
+			v[i] = f(m)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return row{
+		impl: name, store: store, scenario: scenario, version: ms[0].Version,
+		callsPerSec: median(func(m measurement) float64 { return float64(m.Calls) / m.Seconds }),
+		cpuMicros:   median(func(m measurement) float64 { return 1e6 * m.CPUSeconds / float64(m.Calls) }),
+		reqPerCall:  median(func(m measurement) float64 { return float64(m.requests) / float64(m.Calls) }),
+	}
+}
+
+var scenarioNames = map[string]string{"new": "new keys", "dup": "duplicates", "cache": "duplicates, local cache on"}
+
+func render(rows []row, nDynamo, nMemory, repeat int) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("## Side by side with Powertools\n\n")
+	w("Written by `make bench-compare` (bench/powertools/compare); do not edit by hand.\n\n")
+	w("The same trivial handler (`{\"id\", \"amount\", \"currency\"}` in, `{\"ok\", \"id\"}` out, key `id`) wrapped by each\n")
+	w("library and called in a loop in one process with a fake Lambda context: on DynamoDB (moto server, every request\n")
+	w("counted by internal/faultproxy with no fault), and on a minimal in-memory store (ours: idempotencytest; for\n")
+	w("Powertools, the small layers in bench/powertools). CPU time is the process's user+system time over the measured\n")
+	w("calls only. Python and TypeScript get their events as decoded objects, as their runtimes pass them; Go gets JSON\n")
+	w("bytes, as aws-lambda-go passes them, so its decoding and encoding are counted. Median of %d runs of %d calls\n", repeat, nMemory)
+	w("(in memory) or %d calls (DynamoDB) per cell.\n\n", nDynamo)
+	w("| store | path | implementation | calls/s | CPU µs/call | DynamoDB requests/call |\n|---|---|---|---:|---:|---:|\n")
+	for _, r := range rows {
+		w("| %s | %s | %s | %.0f | %.1f | %.2f |\n", r.store, scenarioNames[r.scenario], r.impl, r.callsPerSec, r.cpuMicros, r.reqPerCall)
+	}
+	w("\nCPU time per call, Powertools ÷ ours (the target is at least 10):\n\n")
+	w("| store | path | Python ÷ Go | TypeScript ÷ Go |\n|---|---|---:|---:|\n")
+	for _, r := range rows {
+		if !strings.HasPrefix(r.impl, "Go") {
+			continue
+		}
+		var py, ts float64
+		for _, o := range rows {
+			if o.store == r.store && o.scenario == r.scenario {
+				switch {
+				case strings.Contains(o.impl, "Python"):
+					py = o.cpuMicros / r.cpuMicros
+				case strings.Contains(o.impl, "TypeScript"):
+					ts = o.cpuMicros / r.cpuMicros
+				}
+			}
+		}
+		w("| %s | %s | %.1f | %.1f |\n", r.store, scenarioNames[r.scenario], py, ts)
+	}
+	w("\nVersions:\n\n")
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if !seen[r.impl] {
+			seen[r.impl] = true
+			w("- %s: %s\n", r.impl, r.version)
+		}
+	}
+	w("- moto server (serialized, scripts/moto-serialized.py) from scripts/tools.sh\n")
+	w("\nMachine: %s, %d CPUs, load average at the end of the run %s; %s %s/%s.\n", cpuModel(), runtime.NumCPU(), loadAverage(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	w("On a loaded machine calls/s (wall time) moves with the other work; CPU µs/call moves far less. On DynamoDB the\n")
+	w("calls/s are moto's speed (one request at a time, in Python), not DynamoDB's.\n\n")
+	w("Command: `make bench-compare` (%s).\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	return b.String()
+}
+
+func cpuModel() string {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// replaceSection replaces the section that starts with heading, up to the
+// next "## " heading, with section; it appends the section when there is
+// none. The rest of the file is left as it is.
+func replaceSection(path, heading, section string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc := string(raw)
+	start := strings.Index(doc, heading+"\n")
+	if start < 0 {
+		if !strings.HasSuffix(doc, "\n") {
+			doc += "\n"
+		}
+		return os.WriteFile(path, []byte(doc+"\n"+section), 0o644)
+	}
+	end := len(doc)
+	if i := strings.Index(doc[start+len(heading):], "\n## "); i >= 0 {
+		end = start + len(heading) + i + 1
+		section += "\n"
+	}
+	return os.WriteFile(path, []byte(doc[:start]+section+doc[end:]), 0o644)
+}
