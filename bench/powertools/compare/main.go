@@ -145,7 +145,11 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 			}
 		}
 	}
-	section := render(rows, nDynamo, nMemory, repeat)
+	cs, err := measureColdStart(root, tmp, 10)
+	if err != nil {
+		return fmt.Errorf("cold start: %w", err)
+	}
+	section := render(rows, nDynamo, nMemory, repeat) + cs.render()
 	if err := replaceSection(doc, "## Side by side with Powertools", section); err != nil {
 		return err
 	}
