@@ -6,6 +6,12 @@ package main
 // idempotency records in moto's DynamoDB. It needs .tools/bin/aws-lambda-rie
 // and TEST_MOTO_ENDPOINT, which `make test` provides; without them it skips
 // (and fails under CI=true).
+//
+// What "in flight" means here: each emulator runs one invocation at a
+// time and a batch goes only to a free emulator, so at most 20 batches are
+// in flight, as with MaximumConcurrency 20 on Lambda. How many actually
+// overlap depends on how fast moto answers (the receives go one at a
+// time); the test logs the maximum it saw.
 
 import (
 	"context"
@@ -46,6 +52,9 @@ const (
 	e2eTimeout    = 15
 	e2eVisibility = 20
 	e2eMaxReceive = 3
+	// At most this many messages wait in the queue (30 full batches, more
+	// than the 20 in flight), for moto's sake: see produce in esm_test.go.
+	e2eBacklog = 300
 )
 
 func TestEndToEndBurst(t *testing.T) {
@@ -98,11 +107,15 @@ func TestEndToEndBurst(t *testing.T) {
 
 	bodies, poison := burst()
 	start := time.Now()
-	q.send(ctx, t, bodies)
 	esm := &eventSourceMapping{sqs: q.client, queueURL: q.url, queueARN: q.arn, deliveries: map[string]int{}, failed: map[string]int{}}
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { esm.run(pollCtx, ems) })
+	wg.Go(func() {
+		if err := esm.produce(pollCtx, bodies, e2eBacklog); err != nil && pollCtx.Err() == nil {
+			esm.problem(err)
+		}
+	})
 	// Done when every valid order is fulfilled and every poison message
 	// dead-lettered, or at the deadline.
 	var perOrder map[string]int
@@ -265,20 +278,6 @@ func (q *testQueues) count(ctx context.Context, t *testing.T, url string) int {
 	visible, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
 	hidden, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
 	return visible + hidden
-}
-
-func (q *testQueues) send(ctx context.Context, t *testing.T, bodies []string) {
-	t.Helper()
-	for chunk := range slices.Chunk(bodies, 10) {
-		var entries []types.SendMessageBatchRequestEntry
-		for i, b := range chunk {
-			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(b)})
-		}
-		out, err := q.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
-		if err != nil || len(out.Failed) > 0 {
-			t.Fatalf("send: %v %+v", err, out)
-		}
-	}
 }
 
 // drain receives every message of the queue and returns the bodies.

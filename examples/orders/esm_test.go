@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,7 @@ type eventSourceMapping struct {
 	queueARN string
 	sqsMu    sync.Mutex
 
+	deleted       atomic.Int32 // messages deleted after success
 	invocations   atomic.Int32
 	inFlight      atomic.Int32
 	maxInFlight   atomic.Int32
@@ -164,6 +167,43 @@ func (m *eventSourceMapping) deliver(ctx context.Context, em *emulator.Emulator,
 	case err == nil && len(del.Failed) > 0:
 		m.problem(fmt.Errorf("delete: %d entries failed: %s", len(del.Failed), aws.ToString(del.Failed[0].Message)))
 	}
+	if err == nil {
+		m.deleted.Add(int32(len(del.Successful)))
+	}
+}
+
+// produce sends bodies to the queue, 10 per request, as fast as moto takes
+// them while at most backlog messages wait. The cap is for moto: its SQS
+// spends time in proportion to the queue's length on every message sent or
+// received, so 1,000 messages held at once cost minutes of CPU. A backlog of
+// a few hundred keeps every batch slot busy, which is what the function
+// sees of a burst.
+func (m *eventSourceMapping) produce(ctx context.Context, bodies []string, backlog int) error {
+	sent := 0
+	for chunk := range slices.Chunk(bodies, 10) {
+		for sent-int(m.deleted.Load()) > backlog {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		var entries []types.SendMessageBatchRequestEntry
+		for i, b := range chunk {
+			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(b)})
+		}
+		m.sqsMu.Lock()
+		out, err := m.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+		m.sqsMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+		if len(out.Failed) > 0 {
+			return fmt.Errorf("send: %d entries failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
+		}
+		sent += len(chunk)
+	}
+	return nil
 }
 
 func (m *eventSourceMapping) countFailed(id string) {
