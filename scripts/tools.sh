@@ -129,18 +129,22 @@ versions() {
 	printf '%-22s %-38s %s\n' aws-lambda-rie "$RIE_VERSION" "$found"
 }
 
+# The parts install side by side: on a fresh machine the venv takes minutes,
+# mostly waiting on the disk, while the RIE build wants the CPU.
 main() {
-	local parts=("$@")
+	local parts=("$@") part pids=() failed=0 pid
 	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie)
 	for part in "${parts[@]}"; do
 		case $part in
-		python) install_python ;;
-		dynalite) install_dynalite ;;
-		rie) install_rie ;;
+		python | dynalite | rie) "install_$part" & pids+=($!) ;;
 		versions) versions ;;
 		*) die "unknown part $part (want python, dynalite, rie or versions)" ;;
 		esac
 	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || failed=1
+	done
+	((failed == 0)) || die "an install failed (see above); rerun to retry it, the others are kept"
 }
 
 main "$@"
