@@ -6,7 +6,7 @@ const (
 	nField            nodeKind = iota // name
 	nCurrent                          // @
 	nLiteral                          // lit
-	nSubexpr                          // list: each applied to the result of the one before
+	nSubexpr                          // left, left.next, ...: each applied to the result of the one before; right is the last
 	nIndex                            // index, applied to the current value
 	nIndexExpr                        // left, then right (an nIndex) on its result
 	nSlice                            // slice, applied to the current value
@@ -21,7 +21,7 @@ const (
 	nCompare                          // left op right
 	nMultiList                        // [list...]
 	nMultiHash                        // {keys[i]: list[i]...}
-	nFunction                         // fn(list...)
+	nFunction                         // fn(left, left.next, ...); index is the count
 	nExpref                           // &left
 )
 
@@ -29,22 +29,55 @@ const (
 // parsing, so one tree can be searched from many goroutines at once.
 type node struct {
 	kind  nodeKind
-	op    tokenKind  // nCompare
-	depth uint16     // height of the subtree, bounded by maxDepth
-	pos   int32      // byte offset in the expression, for errors
-	name  string     // nField, nFunction
-	index int        // nIndex
-	slice *sliceSpec // nSlice
-	lit   any        // nLiteral
+	op    tokenKind // nCompare
+	depth uint16    // height of the subtree, bounded by maxDepth
+	pos   int32     // byte offset in the expression, for errors
+	name  string    // nField, nFunction
+	index int       // nIndex
+	lit   any       // see below
 	left  *node
 	right *node
-	cond  *node // nFilterProjection
-	list  []*node
-	keys  []string // nMultiHash
-	fn    *Function
+	next  *node // the following element of a chain, list or argument list
 }
+
+// lit holds what only some kinds need, to keep nodes small: the value of an
+// nLiteral, and for other kinds the values these accessors return.
+func (n *node) sliceSpec() *sliceSpec { return n.lit.(*sliceSpec) } // nSlice
+func (n *node) cond() *node           { return n.lit.(*node) }      // nFilterProjection
+func (n *node) keys() []string        { return n.lit.([]string) }   // nMultiHash
+func (n *node) fn() *Function         { return n.lit.(*Function) }  // nFunction
 
 type sliceSpec struct {
 	start, stop, step int
 	hasStart, hasStop bool
+}
+
+// estimateNodes guesses how many nodes src will need, so that the arena is
+// usually allocated once and not much too large: about one per name,
+// operator, bracket or literal.
+func estimateNodes(src string) int {
+	n := 2
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '[':
+			n += 2
+		case '*', '(', '{', '@', '|', '&', '!', '<', '>', '=':
+			n++
+		case '"', '\'', '`':
+			n++
+			for i++; i < len(src) && src[i] != c; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		default:
+			if isIdentStart(c) {
+				n++
+				for i+1 < len(src) && isIdentPart(src[i+1]) {
+					i++
+				}
+			}
+		}
+	}
+	return n
 }

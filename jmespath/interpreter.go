@@ -18,7 +18,7 @@ func eval(n *node, v any) (any, error) {
 		return v, nil
 	case nSubexpr:
 		var err error
-		for _, c := range n.list {
+		for c := n.left; c != nil; c = c.next {
 			if v, err = eval(c, v); err != nil {
 				return nil, err
 			}
@@ -48,7 +48,7 @@ func eval(n *node, v any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
-		return slice(a, *n.slice), nil
+		return slice(a, *n.sliceSpec()), nil
 	case nLiteral:
 		return copyValue(n.lit), nil
 	case nProjection, nFlatten, nValueProjection, nFilterProjection:
@@ -77,26 +77,28 @@ func eval(n *node, v any) (any, error) {
 		if v == nil {
 			return nil, nil
 		}
-		out := make([]any, len(n.list))
-		for i, c := range n.list {
+		out := make([]any, 0, n.index)
+		for c := n.left; c != nil; c = c.next {
 			r, err := eval(c, v)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = r
+			out = append(out, r)
 		}
 		return out, nil
 	case nMultiHash:
 		if v == nil {
 			return nil, nil
 		}
-		out := make(map[string]any, len(n.list))
-		for i, c := range n.list {
+		keys := n.keys()
+		out := make(map[string]any, n.index)
+		i := 0
+		for c := n.left; c != nil; c, i = c.next, i+1 {
 			r, err := eval(c, v)
 			if err != nil {
 				return nil, err
 			}
-			out[n.keys[i]] = r
+			out[keys[i]] = r
 		}
 		return out, nil
 	case nFunction:
@@ -144,7 +146,7 @@ func evalProjection(n *node, v any) (any, error) {
 	out := make([]any, 0, len(elems))
 	for _, e := range elems {
 		if n.kind == nFilterProjection {
-			c, err := eval(n.cond, e)
+			c, err := eval(n.cond(), e)
 			if err != nil {
 				return nil, err
 			}
@@ -221,8 +223,9 @@ func evalCompare(n *node, v any) (any, error) {
 }
 
 func evalFunction(n *node, v any) (any, error) {
-	args := make([]any, len(n.list))
-	for i, c := range n.list {
+	args := make([]any, n.index)
+	i := 0
+	for c := n.left; c != nil; c, i = c.next, i+1 {
 		if c.kind == nExpref {
 			args[i] = &ExpRef{n: c.left}
 			continue
@@ -233,7 +236,7 @@ func evalFunction(n *node, v any) (any, error) {
 		}
 		args[i] = r
 	}
-	return call(n.fn, args)
+	return call(n.fn(), args)
 }
 
 // slice follows Python's slice semantics, as jmespath.py does.

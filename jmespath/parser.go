@@ -89,12 +89,13 @@ func (p *parser) match(k tokenKind) error {
 // that compiling costs few allocations.
 func (p *parser) newNode(kind nodeKind, pos int32, children ...*node) (*node, error) {
 	if len(p.arena) == cap(p.arena) {
-		// Paths, the common case, take a node per 8 bytes or so; later
-		// chunks double.
-		p.arena = make([]node, 0, max(2*cap(p.arena), len(p.src)/8+2))
+		p.arena = make([]node, 0, max(2*cap(p.arena), estimateNodes(p.src)))
 	}
-	p.arena = append(p.arena, node{kind: kind, pos: pos})
+	// The chunk is zeroed; setting fields one by one, rather than
+	// appending a whole node, spares the write barriers of its pointers.
+	p.arena = p.arena[:len(p.arena)+1]
 	n := &p.arena[len(p.arena)-1]
+	n.kind, n.pos = kind, pos
 	for _, c := range children {
 		if c != nil && c.depth >= n.depth {
 			n.depth = c.depth + 1
@@ -309,12 +310,14 @@ func (p *parser) subexpr(pos int32, left, right *node) (*node, error) {
 		if right.depth >= left.depth {
 			left.depth = right.depth + 1
 		}
-		left.list = append(left.list, right)
+		left.right.next = right
+		left.right = right
 		return left, nil
 	}
 	n, err := p.newNode(nSubexpr, pos, left, right)
 	if err == nil {
-		n.list = []*node{left, right}
+		left.next = right
+		n.left, n.right = left, right
 	}
 	return n, err
 }
@@ -334,57 +337,4 @@ func (p *parser) dotRHS(bp int) (*node, error) {
 	}
 	t := p.tok
 	return nil, p.errorAt(t.pos, "expected identifier, '[' or '{' after '.', found "+t.kind.String())
-}
-
-func (p *parser) projectionRHS(bp int) (*node, error) {
-	switch k := p.cur(); {
-	case bindingPower[k] < projectionStop:
-		return p.newNode(nCurrent, p.tok.pos)
-	case k == tLbracket || k == tFilter:
-		return p.expression(bp)
-	case k == tDot:
-		p.advance()
-		return p.dotRHS(bp)
-	}
-	return nil, p.unexpected()
-}
-
-func (p *parser) projection(tok token, left *node, bp int) (*node, error) {
-	right, err := p.projectionRHS(bp)
-	if err != nil {
-		return nil, err
-	}
-	return p.binary(nProjection, tok.pos, left, right)
-}
-
-func (p *parser) flatten(tok token, left *node) (*node, error) {
-	flat, err := p.binary(nFlatten, tok.pos, left, nil)
-	if err != nil {
-		return nil, err
-	}
-	return p.projection(tok, flat, bindingPower[tFlatten])
-}
-
-func (p *parser) filter(tok token, left *node) (*node, error) {
-	cond, err := p.expression(0)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.match(tRbracket); err != nil {
-		return nil, err
-	}
-	var right *node
-	if p.cur() == tFlatten {
-		right, err = p.newNode(nCurrent, tok.pos)
-	} else {
-		right, err = p.projectionRHS(bindingPower[tFilter])
-	}
-	if err != nil {
-		return nil, err
-	}
-	n, err := p.newNode(nFilterProjection, tok.pos, left, right, cond)
-	if err == nil {
-		n.left, n.right, n.cond = left, right, cond
-	}
-	return n, err
 }

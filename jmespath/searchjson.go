@@ -1,7 +1,5 @@
 package jmespath
 
-import "slices"
-
 // SearchJSON evaluates the expression against the JSON document raw, with
 // numbers as json.Number. The result is the one Search gives on the
 // document decoded by encoding/json with UseNumber.
@@ -46,12 +44,48 @@ type pathStep struct {
 // planPath returns the steps of an expression that SearchJSON can answer by
 // scanning, or nil.
 func planPath(n *node) []pathStep {
-	var buf [8]pathStep
-	steps, ok := appendPath(buf[:0], n)
-	if !ok || len(steps) == 0 {
+	size := pathLen(n)
+	if size <= 0 {
 		return nil
 	}
-	return slices.Clip(slices.Clone(steps))
+	steps, _ := appendPath(make([]pathStep, 0, size), n)
+	return steps
+}
+
+// pathLen counts the steps appendPath would produce, or returns -1 if the
+// expression is not a path.
+func pathLen(n *node) int {
+	switch n.kind {
+	case nCurrent:
+		return 0
+	case nField:
+		return 1
+	case nSubexpr:
+		total := 0
+		for c := n.left; c != nil; c = c.next {
+			k := pathLen(c)
+			if k < 0 {
+				return -1
+			}
+			total += k
+		}
+		return total
+	case nIndexExpr:
+		if n.right.kind != nIndex || n.right.index < 0 {
+			return -1
+		}
+		if k := pathLen(n.left); k >= 0 {
+			return k + 1
+		}
+	case nFunction:
+		if n.fn() != powertoolsJSON || n.index != 1 {
+			return -1
+		}
+		if k := pathLen(n.left); k >= 0 {
+			return k + 1
+		}
+	}
+	return -1
 }
 
 func appendPath(steps []pathStep, n *node) ([]pathStep, bool) {
@@ -61,7 +95,7 @@ func appendPath(steps []pathStep, n *node) ([]pathStep, bool) {
 	case nField:
 		steps = append(steps, pathStep{kind: stepField, name: n.name})
 	case nSubexpr:
-		for _, c := range n.list {
+		for c := n.left; c != nil; c = c.next {
 			if steps, ok = appendPath(steps, c); !ok {
 				break
 			}
@@ -74,10 +108,10 @@ func appendPath(steps []pathStep, n *node) ([]pathStep, bool) {
 			steps = append(steps, pathStep{kind: stepIndex, index: n.right.index})
 		}
 	case nFunction:
-		if n.fn != powertoolsJSON || len(n.list) != 1 {
+		if n.fn() != powertoolsJSON || n.index != 1 {
 			return nil, false
 		}
-		if steps, ok = appendPath(steps, n.list[0]); ok {
+		if steps, ok = appendPath(steps, n.left); ok {
 			steps = append(steps, pathStep{kind: stepJSON})
 		}
 	default:
