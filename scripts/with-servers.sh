@@ -85,7 +85,6 @@ trap 'STATUS=130; cleanup' INT
 trap 'STATUS=143; cleanup' TERM
 
 # free_port prints a port of 127.0.0.1 that nothing listens on right now.
-# Another process may take it before the server does; start_server retries.
 free_port() {
 	"$TOOLS/venv/bin/python" -c '
 import socket
@@ -108,8 +107,9 @@ answers() {
 	[[ $line == HTTP/* ]]
 }
 
-# start_server NAME VAR CMD...: starts CMD with the port in place of the
-# word {port}, waits until it answers, and exports VAR as its URL.
+# start_server NAME VAR CMD...: starts CMD with a free port in place of the
+# word {port}, waits until it answers, and exports VAR as its URL. A server
+# that exits while starting (its port was taken meanwhile) gets another try.
 start_server() {
 	local name=$1 var=$2 port pid try deadline args arg placeholder='{port}'
 	shift 2
@@ -123,15 +123,18 @@ start_server() {
 		pid=$!
 		PIDS+=("$pid")
 		deadline=$((SECONDS + START_TIMEOUT))
-		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
-			if answers "$port"; then
+		while running "$pid" && ((SECONDS < deadline)); do
+			# Both servers log their URL once they hold the port: without that
+			# line, what answers could be some other program that took the
+			# port first.
+			if grep -qF "127.0.0.1:$port" "$LOGS/$name.log" && answers "$port"; then
 				export "$var=http://127.0.0.1:$port"
 				log "$name on http://127.0.0.1:$port"
 				return 0
 			fi
 			sleep 0.2
 		done
-		if kill -0 "$pid" 2>/dev/null; then
+		if running "$pid"; then
 			log "$name did not answer on port $port within ${START_TIMEOUT}s"
 			return 1
 		fi
