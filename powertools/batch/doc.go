@@ -19,6 +19,8 @@
 //   - Records not yet started when ctx is done (the invocation is about to
 //     time out) are not run: they are failed with ctx's error, so Lambda
 //     hands them back instead of losing them when the sandbox is frozen.
+//     [WithDeadlineMargin] moves that point before the deadline, so that
+//     the partial response still gets out.
 //   - SQS FIFO queues (event source ARN ending in ".fifo"): processing stops
 //     at the first failure, which is reported together with every record
 //     after it ([ErrSkipped]), so that no message overtakes one before it.
