@@ -108,6 +108,7 @@ type leaseLedger struct {
 	mu           sync.Mutex
 	leases       map[string]int
 	failedWrites map[string]int // Acquire, Complete or Release that returned an error
+	failedOps    map[string]int // the same, by operation
 	// ownFound counts the Acquires that met the invocation's own record:
 	// an earlier attempt's put was applied but its reply lost.
 	ownFound int
@@ -120,6 +121,7 @@ func (l *leaseLedger) Acquire(ctx context.Context, rec *idempotency.Record, now 
 	switch {
 	case err != nil:
 		l.failedWrites[rec.Key]++
+		l.failedOps["acquire"]++
 	case existing == nil:
 		l.leases[rec.Key]++
 	case existing.LeaseToken == rec.LeaseToken:
@@ -134,6 +136,7 @@ func (l *leaseLedger) Complete(ctx context.Context, rec *idempotency.Record) err
 	if err != nil {
 		l.mu.Lock()
 		l.failedWrites[rec.Key]++
+		l.failedOps["complete"]++
 		l.mu.Unlock()
 	}
 	return err
@@ -144,6 +147,7 @@ func (l *leaseLedger) Release(ctx context.Context, key, token string) error {
 	if err != nil {
 		l.mu.Lock()
 		l.failedWrites[key]++
+		l.failedOps["release"]++
 		l.mu.Unlock()
 	}
 	return err
@@ -163,7 +167,7 @@ func TestSoak(t *testing.T) {
 	w := newFaultWorld(t, srv, faultproxy.WithSeed(s.seed))
 	w.t = t
 	plan, keys := soakPlan(s)
-	ledger := &leaseLedger{Store: w.store, leases: map[string]int{}, failedWrites: map[string]int{}}
+	ledger := &leaseLedger{Store: w.store, leases: map[string]int{}, failedWrites: map[string]int{}, failedOps: map[string]int{}}
 	h := idempotency.Wrap(ledger, w.handler,
 		idempotency.WithEventKey("id"),
 		idempotency.WithKeyPrefix(faultPrefix),
@@ -281,8 +285,8 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("leases taken: %d (of which %d found the invocation's own record after a lost reply); charges: %d for %d keys",
 		leasesTotal, ledger.ownFound, effectsTotal, keys)
-	t.Logf("IN_PROGRESS after the lease, before retries: %d (every one after a failed write); keys retried: %d; extra charges: %d; errors logged: %v",
-		len(stuck), len(unsettled), extra, w.logs.n)
+	t.Logf("writes failed beyond the SDK's retries: %v; IN_PROGRESS after the lease, before retries: %d (every one after a failed write); keys retried: %d; extra charges: %d; errors logged: %v",
+		ledger.failedOps, len(stuck), len(unsettled), extra, w.logs.n)
 }
 
 // settle invokes each id until it answers the charge.
