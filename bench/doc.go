@@ -2,8 +2,9 @@
 // github.com/gopowertools/lambda/jmespath, with
 // github.com/jmespath/go-jmespath on the same documents in the same run.
 //
-// It is a module of its own so that the library never depends on another
-// JMESPath implementation. It holds only tests and benchmarks:
+// It lives in a module of its own so that the library never depends on
+// another JMESPath implementation. The package holds only tests and
+// benchmarks:
 //
 //	go test ./...                                        # both engines agree
 //	go test -run '^$' -bench . -benchmem -count 5        # timings
