@@ -1,5 +1,7 @@
 package jmespath
 
+import "strings"
+
 type nodeKind uint8
 
 const (
@@ -60,7 +62,15 @@ func estimateNodes(src string) int {
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
 		case '[':
-			n += 2
+			switch {
+			case strings.HasPrefix(src[i:], "[*]"): // a projection
+				n++
+				i += 2
+			case strings.HasPrefix(src[i:], "[?"): // a filter
+				n++
+			default: // an index, a slice, a flatten or a list
+				n += 2
+			}
 		case '*', '(', '{', '@', '|', '&', '!', '<', '>', '=':
 			n++
 		case '"', '\'', '`':

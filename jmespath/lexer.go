@@ -52,19 +52,28 @@ var tokenNames = [...]string{
 
 func (k tokenKind) String() string { return tokenNames[k] }
 
+// token holds no pointers, so that the parser can copy tokens around freely
+// (no write barriers); its text is src[pos:end], and the value of a literal
+// or of a quoted name that needed unescaping is lexer.vals[val].
 type token struct {
-	kind tokenKind
-	pos  int32  // byte offset in the expression
-	text string // identifier name (unescaped), or a number's digits
-	lit  any    // tLiteral
+	kind     tokenKind
+	pos, end int32
+	val      int32 // index in lexer.vals, or -1
 }
 
 // lexer turns an expression into tokens one at a time, on demand, without
 // regular expressions and without allocating except for escaped names and
 // literal values.
 type lexer struct {
-	src string
-	pos int
+	src  string
+	pos  int
+	vals []any
+}
+
+// keep records a token's value and returns its index for token.val.
+func (lx *lexer) keep(v any) int32 {
+	lx.vals = append(lx.vals, v)
+	return int32(len(lx.vals) - 1)
 }
 
 func (lx *lexer) errorf(pos int, msg string) error {
@@ -73,7 +82,7 @@ func (lx *lexer) errorf(pos int, msg string) error {
 
 func (lx *lexer) emit(kind tokenKind, start, end int) (token, error) {
 	lx.pos = end
-	return token{kind: kind, pos: int32(start)}, nil
+	return token{kind: kind, pos: int32(start), end: int32(end), val: -1}, nil
 }
 
 // peek returns the byte after the current one, or 0.
@@ -82,6 +91,17 @@ func (lx *lexer) peek() byte {
 		return lx.src[lx.pos+1]
 	}
 	return 0
+}
+
+// text returns a name's or a number's text.
+func (lx *lexer) text(t token) string {
+	switch {
+	case t.val >= 0:
+		return lx.vals[t.val].(string)
+	case t.kind == tQuoted:
+		return lx.src[t.pos+1 : t.end-1]
+	}
+	return lx.src[t.pos:t.end]
 }
 
 // scan returns the next token; at the end it returns tEOF, every time.
@@ -102,7 +122,7 @@ func (lx *lexer) scan() (token, error) {
 			end++
 		}
 		lx.pos = end
-		return token{kind: tUnquoted, pos: int32(p), text: src[p:end]}, nil
+		return token{kind: tUnquoted, pos: int32(p), end: int32(end), val: -1}, nil
 	case c == '-' || isDigit(c):
 		return lx.number()
 	}
@@ -186,7 +206,7 @@ func (lx *lexer) number() (token, error) {
 		return token{}, lx.errorf(start, "number out of range")
 	}
 	lx.pos = end
-	return token{kind: tNumber, pos: int32(start), text: src[start:end]}, nil
+	return token{kind: tNumber, pos: int32(start), end: int32(end), val: -1}, nil
 }
 
 // delimited returns the text between the delimiter at lx.pos and the next
@@ -213,14 +233,15 @@ func (lx *lexer) quoted() (token, error) {
 	if err != nil {
 		return token{}, err
 	}
+	t := token{kind: tQuoted, pos: int32(start), end: int32(lx.pos), val: -1}
 	if escaped || !isPlainJSONString(text) {
 		s, ok := unquoteJSON([]byte(`"` + text + `"`))
 		if !ok {
 			return token{}, lx.errorf(start, "invalid quoted identifier")
 		}
-		text = s
+		t.val = lx.keep(s)
 	}
-	return token{kind: tQuoted, pos: int32(start), text: text}, nil
+	return t, nil
 }
 
 // rawString follows jmespath.py: only \' is an escape; every other
@@ -234,7 +255,7 @@ func (lx *lexer) rawString() (token, error) {
 	if escaped {
 		text = strings.ReplaceAll(text, `\'`, `'`)
 	}
-	return token{kind: tLiteral, pos: int32(start), lit: text}, nil
+	return token{kind: tLiteral, pos: int32(start), end: int32(lx.pos), val: lx.keep(text)}, nil
 }
 
 // literal decodes `json`. As in jmespath.py, text that is not JSON is tried
@@ -256,7 +277,7 @@ func (lx *lexer) literal() (token, error) {
 		}
 		v = s
 	}
-	return token{kind: tLiteral, pos: int32(start), lit: v}, nil
+	return token{kind: tLiteral, pos: int32(start), end: int32(lx.pos), val: lx.keep(v)}, nil
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

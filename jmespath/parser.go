@@ -48,7 +48,7 @@ func (p *parser) scan() token {
 	t, err := p.lx.scan()
 	if err != nil {
 		p.lexErr = err
-		return token{kind: tError, pos: int32(p.lx.pos)}
+		return token{kind: tError, pos: int32(p.lx.pos), val: -1}
 	}
 	return t
 }
@@ -153,7 +153,7 @@ func (p *parser) nud(tok token) (*node, error) {
 	case tLiteral:
 		n, err := p.newNode(nLiteral, tok.pos)
 		if err == nil {
-			n.lit = tok.lit
+			n.lit = p.lx.vals[tok.val]
 		}
 		return n, err
 	case tUnquoted:
@@ -235,7 +235,7 @@ func (p *parser) nud(tok token) (*node, error) {
 func (p *parser) field(tok token) (*node, error) {
 	n, err := p.newNode(nField, tok.pos)
 	if err == nil {
-		n.name = tok.text
+		n.name = p.lx.text(tok)
 	}
 	return n, err
 }

@@ -12,7 +12,7 @@ func (p *parser) indexOrSlice(tok token, left *node) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		idx.index = atoi(p.tok.text)
+		idx.index = atoi(p.lx.text(p.tok))
 		p.advance()
 		if err := p.match(tRbracket); err != nil {
 			return nil, err
@@ -44,7 +44,7 @@ func (p *parser) sliceSpec(tok token) (*node, error) {
 			if has[part] {
 				return nil, p.errorAt(t.pos, "expected ':' or ']' in slice")
 			}
-			parts[part], has[part] = atoi(t.text), true
+			parts[part], has[part] = atoi(p.lx.text(t)), true
 		default:
 			return nil, p.errorAt(t.pos, "unexpected "+t.kind.String()+" in slice")
 		}
@@ -135,7 +135,7 @@ func (p *parser) multiHash(tok token) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, k.text)
+		keys = append(keys, p.lx.text(k))
 		items.add(v)
 		if p.cur() == tRbrace {
 			p.advance()
