@@ -148,28 +148,46 @@ func (x *e2e) start(env ...string) *function {
 // answer as it came.
 func (f *function) invoke(t *testing.T, body string) emulator.Response {
 	t.Helper()
-	payload, err := json.Marshal(event(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := f.em.Invoke(ctx, payload)
+	resp, err := f.send(body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp
 }
 
+// send is invoke for another goroutine than the test's, which must not
+// call t.Fatal.
+func (f *function) send(body string) (emulator.Response, error) {
+	payload, err := json.Marshal(event(body))
+	if err != nil {
+		return emulator.Response{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return f.em.Invoke(ctx, payload)
+}
+
 // pay sends a payment and returns the function's HTTP response.
 func (f *function) pay(t *testing.T, body string) events.APIGatewayV2HTTPResponse {
 	t.Helper()
-	raw := f.invoke(t, body)
-	var resp events.APIGatewayV2HTTPResponse
-	if err := json.Unmarshal(raw.Body, &resp); raw.Status != http.StatusOK || err != nil || resp.StatusCode == 0 {
-		t.Fatalf("invocation failed: emulator status %d, body %s", raw.Status, raw.Body)
+	resp, err := f.trySend(body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return resp
+}
+
+// trySend is pay for another goroutine than the test's.
+func (f *function) trySend(body string) (events.APIGatewayV2HTTPResponse, error) {
+	raw, err := f.send(body)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(raw.Body, &resp); raw.Status != http.StatusOK || err != nil || resp.StatusCode == 0 {
+		return resp, fmt.Errorf("invocation failed: emulator status %d, body %s", raw.Status, raw.Body)
+	}
+	return resp, nil
 }
 
 // deadline returns the deadline the function logged when it began to
