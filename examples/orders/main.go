@@ -25,10 +25,14 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/gopowertools/lambda/powertools/batch"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	// Lines logged with a record's context, the idempotency middleware's
+	// included, name the record (record_id, record_index).
+	log := slog.New(batch.NewLogHandler(slog.NewJSONHandler(os.Stdout, nil)))
 	app, err := newAppFromEnv(context.Background(), log)
 	if err != nil {
 		// Failing the cold start shows up as an init error, and the

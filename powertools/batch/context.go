@@ -24,14 +24,3 @@ func RecordID(ctx context.Context) (string, bool) {
 	}
 	return c.id, true
 }
-
-// Logger returns the processor's logger with the record's record_id and
-// record_index attributes, so that every line about a record names it.
-// Outside a record function it returns [slog.Default].
-func Logger(ctx context.Context) *slog.Logger {
-	c, ok := ctx.Value(recordKey{}).(*current)
-	if !ok {
-		return slog.Default()
-	}
-	return c.logger.With(slog.String("record_id", c.id), slog.Int("record_index", c.index))
-}

@@ -52,7 +52,9 @@
 //
 // Each failed record is logged once, in record order, with its identifier
 // (record_id) and position (record_index). Inside the record function,
-// [Logger] returns a logger that carries the same two attributes.
+// [Logger] returns a logger that carries the same two attributes, and a
+// logger built on [NewLogHandler] adds them to every line logged with the
+// record's context, by any code.
 //
 // A [Processor] is safe for concurrent use; its zero value processes one
 // record at a time and logs with [slog.Default].

@@ -81,3 +81,37 @@ func TestEveryLogLineNamesItsRecord(t *testing.T) {
 		t.Error("Logger outside a record is not slog.Default")
 	}
 }
+
+// NewLogHandler names the record on lines logged by code that knows
+// nothing of batches, once, and leaves other lines alone.
+func TestLogHandler(t *testing.T) {
+	var buf lockedBuffer
+	logger := slog.New(batch.NewLogHandler(slog.NewJSONHandler(&buf, nil)))
+	ctx := context.Background()
+	logger.InfoContext(ctx, "outside")
+	p, _ := batch.New(batch.WithLogger(logger), batch.WithConcurrency(2))
+	p.SQS(ctx, sqsEvent(standardARN, "m1", "m2"), func(ctx context.Context, msg events.SQSMessage) error {
+		logger.WarnContext(ctx, "from a library")
+		logger.With("component", "x").InfoContext(ctx, "derived logger")
+		batch.Logger(ctx).InfoContext(ctx, "batch.Logger")
+		if msg.MessageId == "m2" {
+			return errBoom // the processor's own line names the record itself
+		}
+		return nil
+	})
+	lines := strings.Split(strings.TrimSpace(buf.b.String()), "\n")
+	if len(lines) != 1+2*3+1 {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.b.String())
+	}
+	for _, line := range lines {
+		n := strings.Count(line, `"record_id"`)
+		switch {
+		case strings.Contains(line, `"outside"`):
+			if n != 0 {
+				t.Errorf("a line outside any record names one: %s", line)
+			}
+		case n != 1 || !strings.Contains(line, `"record_index"`):
+			t.Errorf("record_id %d times: %s", n, line)
+		}
+	}
+}

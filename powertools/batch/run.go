@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -137,17 +136,4 @@ func (p *Processor) pool(n int, do func(i int)) {
 		})
 	}
 	wg.Wait()
-}
-
-func (p *Processor) logFailure(ctx context.Context, f *RecordError) {
-	level, msg := slog.LevelError, "batch: record failed"
-	attrs := []slog.Attr{slog.String("record_id", f.ID), slog.Int("record_index", f.Index), slog.Any("error", f.Err)}
-	if skipped, ok := f.Err.(*SkippedError); ok {
-		level, msg = slog.LevelWarn, "batch: record skipped"
-		attrs[2] = slog.String("failed_record_id", skipped.FailedID)
-	}
-	if pe, ok := f.Err.(*PanicError); ok {
-		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
-	}
-	p.log().LogAttrs(ctx, level, msg, attrs...)
 }
