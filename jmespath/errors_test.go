@@ -67,6 +67,15 @@ func TestNestingLimit(t *testing.T) {
 	if _, err := Compile(strings.Repeat("a|", 200) + "a"); err != nil {
 		t.Errorf("200 pipes: %v", err)
 	}
+	if _, err := Compile("[" + strings.Repeat("a, ", 10000) + "a]"); err != nil {
+		t.Errorf("long list: %v", err)
+	}
+	if _, err := Compile(strings.Repeat("not_null(", 300) + "a" + strings.Repeat(")", 300)); err == nil {
+		t.Error("300 nested calls: want a syntax error")
+	}
+	if _, err := Compile(strings.Repeat("a[*].", 300) + "a"); err == nil {
+		t.Error("300 nested projections: want a syntax error")
+	}
 }
 
 func TestCompileErrors(t *testing.T) {

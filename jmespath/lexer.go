@@ -53,7 +53,7 @@ var tokenNames = [...]string{
 func (k tokenKind) String() string { return tokenNames[k] }
 
 // token holds no pointers, so that the parser can copy tokens around freely
-// (no write barriers); its text is src[pos:end], and the value of a literal
+// (no write barriers); its source is src[pos:end], and the value of a literal
 // or of a quoted name that needed unescaping is lexer.vals[val].
 type token struct {
 	kind     tokenKind
