@@ -3,11 +3,13 @@ package testenv_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -25,11 +27,17 @@ var servers = []struct {
 
 // rawClient returns a client for the server in env with the SDK's retries
 // off, so that each call is exactly one request and the server's own answer
-// is what the test sees.
+// is what the test sees. Each request gets a new connection: without retries,
+// a pooled connection that the server closed for idleness (dynalite, like any
+// Node.js server, does so after 5 s) would fail the request before it is sent.
 func rawClient(t *testing.T, env string) *dynamodb.Client {
 	t.Helper()
+	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.DisableKeepAlives = true
+	})
 	return testenv.DynamoDB(t, env, func(o *dynamodb.Options) {
 		o.RetryMaxAttempts = 1
+		o.HTTPClient = httpClient
 	})
 }
 
