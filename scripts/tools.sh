@@ -109,7 +109,7 @@ install_rie() {
 	log "building aws-lambda-rie@$RIE_VERSION into .tools/bin"
 	rm -f "$STAMPS/rie"
 	mkdir -p "$TOOLS/bin"
-	GOBIN=$TOOLS/bin GOFLAGS=-mod=mod go install "$RIE_MODULE/cmd/aws-lambda-rie@$RIE_VERSION"
+	GOBIN=$TOOLS/bin go install "$RIE_MODULE/cmd/aws-lambda-rie@$RIE_VERSION"
 	stamp rie "$want"
 	log "aws-lambda-rie built in $((SECONDS - start))s"
 }
