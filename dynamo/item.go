@@ -86,7 +86,7 @@ func (o *Options) decode(key string, item map[string]types.AttributeValue) (*ide
 		return nil, corrupted("%v", err)
 	}
 	switch rec.Status = idempotency.Status(status); rec.Status {
-	case idempotency.StatusInProgress, idempotency.StatusComplete:
+	case idempotency.StatusInProgress, idempotency.StatusComplete, idempotency.StatusUncertain:
 	default:
 		return nil, corrupted("unknown status %q in attribute %q", status, o.StatusAttr)
 	}

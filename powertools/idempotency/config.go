@@ -42,6 +42,7 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 		now:          time.Now,
 		logger:       o.logger,
 		replayHook:   o.replayHook,
+		reconcile:    o.reconcile,
 	}
 	if o.clock != nil {
 		e.now = o.clock
@@ -99,6 +100,9 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 	}
 	if store == nil && !e.disabled {
 		return nil, &ConfigError{Name: "store", Err: errors.New("store is nil")}
+	}
+	if _, ok := store.(UncertainStore); e.reconcile != nil && !ok && !e.disabled {
+		return nil, &ConfigError{Name: "WithReconcile", Err: errors.New("the store cannot take over an UNCERTAIN record: it does not implement UncertainStore")}
 	}
 	return e, nil
 }

@@ -29,7 +29,8 @@ type engine struct {
 	now          func() time.Time
 	logger       *slog.Logger // nil: slog.Default() at log time
 	replayHook   func(context.Context, *Record)
-	cache        *cache // nil: off
+	reconcile    reconcileFunc // nil: UNCERTAIN records wait for an operator
+	cache        *cache        // nil: off
 	disabled     bool
 
 	leaseWarned atomic.Bool
@@ -91,6 +92,10 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			// Written, or written by an earlier try of this same request
 			// whose answer was lost: either way the lease is ours.
 			break
+		}
+		if existing.live(now) && existing.Status == StatusUncertain {
+			resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
+			return result{response: resp, key: key, replayed: !ran}, err
 		}
 		if existing.live(now) {
 			resp, err := e.duplicate(ctx, key, existing, hash)
@@ -210,8 +215,11 @@ func (e *engine) checkPayload(key string, rec *Record, hash string) error {
 }
 
 // own runs fn while holding the lease in rec, then completes or releases
-// the record.
+// the record, or keeps it UNCERTAIN when fn says its outcome is unknown.
 func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) ([]byte, error) {
+	// fn and the writes after it share the invocation's context, which
+	// carries the writes fn staged to the store's Complete.
+	ctx = e.invocation(ctx, rec.Key)
 	returned := false
 	defer func() {
 		// A panic (or runtime.Goexit) leaves returned false: release the
@@ -220,18 +228,27 @@ func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) 
 			e.release(writeContext(ctx), rec)
 		}
 	}()
-	resp, err := fn(withKey(ctx, rec.Key), payload)
+	resp, err := fn(ctx, payload)
 	returned = true
 
 	if encErr, ok := err.(*encodeError); ok {
-		e.complete(writeContext(ctx), rec, nil, true)
+		if err := e.complete(writeContext(ctx), rec, nil, true); err != nil {
+			return nil, err
+		}
 		return nil, encErr.err
+	}
+	var uncertain *UncertainError
+	if errors.As(err, &uncertain) {
+		e.hold(writeContext(ctx), rec)
+		return nil, err
 	}
 	if err != nil {
 		e.release(writeContext(ctx), rec)
 		return nil, err
 	}
-	e.complete(writeContext(ctx), rec, resp, false)
+	if err := e.complete(writeContext(ctx), rec, resp, false); err != nil {
+		return nil, err
+	}
 	return resp, nil
 }
 
@@ -247,9 +264,13 @@ func writeContext(ctx context.Context) context.Context {
 
 // complete stores resp as the key's response, or no response when omitted
 // (a success whose result could not be encoded). Once the handler has
-// succeeded nothing here turns its success into an error: the caller would
-// retry, and rerun an effect that has already happened.
-func (e *engine) complete(ctx context.Context, held *Record, resp []byte, omitted bool) {
+// succeeded, a failure to store its response is logged, not returned: the
+// caller would retry, and rerun an effect that has already happened. The
+// exception is a store that commits the handler's staged writes with the
+// record ([Invoker]): when it reports that nothing was committed
+// ([ErrNotCommitted]) or that it cannot tell ([ErrCommitUnknown]), the
+// effect did not happen, or may not have, and saying it did would be a lie.
+func (e *engine) complete(ctx context.Context, held *Record, resp []byte, omitted bool) error {
 	rec := &Record{
 		Key:             held.Key,
 		Status:          StatusComplete,
@@ -269,11 +290,23 @@ func (e *engine) complete(ctx context.Context, held *Record, resp []byte, omitte
 	switch {
 	case err == nil:
 		e.cache.put(rec)
+	case errors.Is(err, ErrNotCommitted) && errors.Is(err, ErrLeaseLost):
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the commit: NOTHING WAS COMMITTED, neither the handler's staged writes nor its response; another invocation holds the key", "key", rec.Key, "error", err)
+		return &PersistenceError{Op: "complete", Key: rec.Key, Err: err}
+	case errors.Is(err, ErrNotCommitted):
+		// The handler's own writes were refused: the handler failed, so
+		// the key is released for a retry, as after any handler error.
+		e.release(ctx, held)
+		return err
+	case errors.Is(err, ErrCommitUnknown):
+		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", rec.Key, "error", err)
+		return &PersistenceError{Op: "complete", Key: rec.Key, Err: err}
 	case errors.Is(err, ErrLeaseLost):
 		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the handler finished; another invocation took the key, so the effect may have run twice", "key", rec.Key)
 	default:
 		e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
 	}
+	return nil
 }
 
 // release deletes the IN_PROGRESS record so that a retry can run the

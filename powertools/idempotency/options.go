@@ -23,6 +23,7 @@ type options struct {
 	lease        *time.Duration
 	cacheSize    int
 	replayHook   func(context.Context, *Record)
+	reconcile    reconcileFunc
 	clock        func() time.Time
 	logger       *slog.Logger
 	disabled     *bool

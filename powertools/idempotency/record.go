@@ -12,6 +12,12 @@ const (
 	StatusInProgress Status = "INPROGRESS"
 	// StatusComplete marks a record that holds the handler's response.
 	StatusComplete Status = "COMPLETED"
+	// StatusUncertain marks a record whose handler returned an error made
+	// with [Uncertain]: its effect may or may not have happened, so the
+	// handler is not run again until the outcome is reconciled (see
+	// [WithReconcile]). Its LeaseEnd, when set, is the lease of an
+	// invocation reconciling it.
+	StatusUncertain Status = "UNCERTAIN"
 )
 
 // Record is one idempotency record, as a [Store] keeps it.

@@ -195,7 +195,7 @@ func replaceable(old *idempotency.Record, now time.Time) bool {
 // decode, for the one kind of damage a Record can carry.
 func check(r *idempotency.Record) error {
 	switch r.Status {
-	case idempotency.StatusInProgress, idempotency.StatusComplete:
+	case idempotency.StatusInProgress, idempotency.StatusComplete, idempotency.StatusUncertain:
 		return nil
 	}
 	return &idempotency.CorruptedRecordError{Key: r.Key, Reason: fmt.Sprintf("unknown status %q", r.Status)}

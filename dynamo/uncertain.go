@@ -1,0 +1,47 @@
+package dynamo
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+var _ idempotency.UncertainStore = (*Store)(nil)
+
+// Reclaim replaces an UNCERTAIN record with rec, for the invocation that
+// reconciles it, with one PutItem conditioned on
+//
+//	#status = :uncertain AND #token = :token
+//
+// where token is the one the caller read: of two invocations that read the
+// same record, the second finds another token and gets
+// [idempotency.ErrLeaseLost].
+func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
+	if rec.Key == "" {
+		return errEmptyKey
+	}
+	item := s.opts.encode(rec)
+	if size := itemSize(item); size > maxItemSize {
+		return errTooLarge("reclaim", rec.Key, size)
+	}
+	cond, names, values := s.tokenCondition(token)
+	names["#status"] = s.opts.StatusAttr
+	if values == nil {
+		values = map[string]types.AttributeValue{}
+	}
+	values[":uncertain"] = &types.AttributeValueMemberS{Value: string(idempotency.StatusUncertain)}
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.opts.TableName),
+		Item:                      item,
+		ConditionExpression:       aws.String("#status = :uncertain AND " + cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+	if err != nil {
+		return requestError("reclaim", rec.Key, err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package idempotencytest
+
+import (
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// The suite's cases for UNCERTAIN records: a store keeps one until it
+// expires, whatever its lease, and (as an [idempotency.UncertainStore])
+// lets exactly one reclaimer take it over.
+func init() { suiteCases = append(suiteCases, uncertainCases...) }
+
+// uncertain returns rec marked UNCERTAIN, as the middleware writes it with
+// Complete: no lease, the same token.
+func uncertain(rec *idempotency.Record) *idempotency.Record {
+	c := *rec
+	c.Status = idempotency.StatusUncertain
+	c.LeaseEnd = time.Time{}
+	return &c
+}
+
+// reclaimer returns the store as an UncertainStore, or skips the case.
+func (s *suite) reclaimer() idempotency.UncertainStore {
+	s.t.Helper()
+	u, ok := s.store.(idempotency.UncertainStore)
+	if !ok {
+		s.t.Skip("the store does not implement idempotency.UncertainStore")
+	}
+	return u
+}
+
+var uncertainCases = []struct {
+	name string
+	run  func(s *suite)
+}{
+	{"UncertainRoundTrip", func(s *suite) {
+		rec := s.inProgress("a", time.Second)
+		s.mustAcquire(rec)
+		held := uncertain(rec)
+		held.PayloadHash = "hash"
+		s.complete(held)
+		s.wantStored(held)
+	}},
+	{"UncertainBlocksAcquireUntilExpiry", func(s *suite) {
+		rec := s.inProgress("a", time.Second)
+		s.mustAcquire(rec)
+		held := uncertain(rec)
+		s.complete(held)
+		// No lease, and long after the first one ended: still held.
+		later := s.inProgress("b", time.Second)
+		existing := s.acquire(later, s.now.Add(10*time.Minute))
+		wantRecord(s.t, "Acquire of an UNCERTAIN key", existing, held)
+		// A reconciler's lease that has ended does not free it either.
+		leased := *held
+		leased.LeaseEnd = s.now.Add(time.Second)
+		s.complete(&leased)
+		existing = s.acquire(later, s.now.Add(time.Minute))
+		wantRecord(s.t, "Acquire of an UNCERTAIN key whose lease ended", existing, &leased)
+		// Past its expiry it gives way.
+		if existing := s.acquire(later, held.Expiry); existing != nil {
+			s.t.Fatalf("Acquire after the expiry found %+v, want the record written", existing)
+		}
+	}},
+	{"ReclaimTakesUncertainOnce", func(s *suite) {
+		u := s.reclaimer()
+		rec := s.inProgress("a", time.Second)
+		s.mustAcquire(rec)
+		s.complete(uncertain(rec))
+		first := s.inProgress("b", 5*time.Second)
+		first.Status = idempotency.StatusUncertain
+		if err := u.Reclaim(s.t.Context(), first, "a"); err != nil {
+			s.t.Fatalf("Reclaim: %v", err)
+		}
+		s.wantStored(first)
+		second := s.inProgress("c", 5*time.Second)
+		second.Status = idempotency.StatusUncertain
+		s.wantErr("second Reclaim with the old token", u.Reclaim(s.t.Context(), second, "a"), idempotency.ErrLeaseLost)
+		s.wantStored(first)
+		// The reclaimer completes under its own token.
+		s.complete(completed(first, `"done"`))
+	}},
+	{"ReclaimRefusesOtherStates", func(s *suite) {
+		u := s.reclaimer()
+		rec := s.inProgress("a", time.Second)
+		next := s.inProgress("b", time.Second)
+		next.Status = idempotency.StatusUncertain
+		s.wantErr("Reclaim of a missing record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
+		s.mustAcquire(rec)
+		s.wantErr("Reclaim of an IN_PROGRESS record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
+		done := completed(rec, `"ok"`)
+		s.complete(done)
+		s.wantErr("Reclaim of a COMPLETE record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
+		s.wantStored(done)
+	}},
+}

@@ -1,0 +1,32 @@
+package idempotencytest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+var _ idempotency.UncertainStore = (*Store)(nil)
+
+// Reclaim replaces the record rec.Key with rec when the stored record is
+// UNCERTAIN and carries token; otherwise it returns
+// [idempotency.ErrLeaseLost]. It is counted as an Acquire in
+// [Store.Counts]: it takes a key, as Acquire does.
+func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if rec.Key == "" {
+		return errEmptyKey
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts.Acquire++
+	old, ok := s.records[rec.Key]
+	if !ok || old.Status != idempotency.StatusUncertain || old.LeaseToken != token {
+		return fmt.Errorf("idempotencytest: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
+	}
+	s.store(rec)
+	return nil
+}

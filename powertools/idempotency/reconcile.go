@@ -1,0 +1,91 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// reconcileFunc is a reconcile function on encoded responses.
+type reconcileFunc func(ctx context.Context, key string) (resp []byte, happened bool, err error)
+
+// WithReconcile sets how an UNCERTAIN key (see [Uncertain]) is resolved:
+// the next duplicate takes the record over under a lease, so that two
+// invocations never reconcile one key at once, and calls fn with the key.
+// fn asks the downstream, by that key (the one the handler passed on, from
+// [KeyFromContext]), what happened:
+//
+//   - it happened: return its result and true. The record becomes COMPLETE
+//     with that result, encoded as the handler's would be, and the
+//     duplicate gets it; the handler does not run.
+//   - it did not: return false. The handler runs, once, under the same
+//     lease, as on a first call.
+//   - it cannot tell: return an error. The record stays UNCERTAIN and the
+//     duplicate gets an [*UncertainError] wrapping the error.
+//
+// Out should be the wrapped handler's Out. The store must implement
+// [UncertainStore], or building the wrapper fails with a [*ConfigError].
+//
+// Default: none: an UNCERTAIN key is resolved by an operator, who deletes
+// the record (the next duplicate runs the handler) once the downstream
+// says the effect did not happen, or lets it expire.
+func WithReconcile[Out any](fn func(ctx context.Context, key string) (result Out, happened bool, err error)) Option {
+	return func(o *options) {
+		if fn == nil {
+			o.reconcile = nil
+			return
+		}
+		o.reconcile = func(ctx context.Context, key string) ([]byte, bool, error) {
+			out, happened, err := fn(ctx, key)
+			if err != nil || !happened {
+				return nil, false, err
+			}
+			resp, err := encode(out)
+			return resp, true, unwrapEncode(err)
+		}
+	}
+}
+
+// resolve answers a duplicate of the UNCERTAIN record existing. It reports
+// whether the handler ran (its response is then fresh, not stored).
+func (e *engine) resolve(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) ([]byte, bool, error) {
+	key := existing.Key
+	if err := e.checkPayload(key, existing, hash); err != nil {
+		return nil, false, err
+	}
+	store, ok := e.store.(UncertainStore)
+	if e.reconcile == nil || !ok {
+		return nil, false, &UncertainError{Key: key}
+	}
+	if now.Before(existing.LeaseEnd) {
+		return nil, false, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
+	}
+	rec := &Record{
+		Key:         key,
+		Status:      StatusUncertain,
+		Expiry:      now.Add(e.expiresAfter),
+		LeaseEnd:    e.leaseEnd(ctx, now),
+		LeaseToken:  newLeaseToken(),
+		PayloadHash: existing.PayloadHash,
+	}
+	if err := store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			// Another invocation reclaimed it first and is reconciling.
+			return nil, false, &UncertainError{Key: key}
+		}
+		return nil, false, storeError("reclaim", key, err)
+	}
+	resp, happened, err := e.reconcile(withKey(ctx, key), key)
+	switch {
+	case err != nil:
+		e.hold(writeContext(ctx), rec)
+		return nil, false, &UncertainError{Key: key, Err: err}
+	case happened:
+		if err := e.complete(writeContext(ctx), rec, resp, false); err != nil {
+			return nil, false, err
+		}
+		return resp, false, nil
+	}
+	resp, err = e.own(ctx, rec, payload, fn)
+	return resp, true, err
+}
