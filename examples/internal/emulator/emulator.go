@@ -53,9 +53,10 @@ func Start(ctx context.Context, cfg Config) (*Emulator, error) {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	runtimeAPI := "127.0.0.1:" + strconv.Itoa(ports[1])
 	cmd := exec.Command(cfg.RIE,
 		"--runtime-interface-emulator-address", addr,
-		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
+		"--runtime-api-address", runtimeAPI,
 		cfg.Bootstrap)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, cfg.Env...)
 	cmd.Stdout, cmd.Stderr = cfg.Output, cfg.Output
@@ -68,18 +69,31 @@ func Start(ctx context.Context, cfg Config) (*Emulator, error) {
 	e := &Emulator{url: "http://" + addr + "/2015-03-31/functions/function/invocations", cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(e.done) }()
 
+	// The emulator opens its two ports independently: an invocation that
+	// arrives before the runtime API listens starts a function that cannot
+	// reach it, and fails.
+	for _, a := range []string{addr, runtimeAPI} {
+		if err := e.waitListening(ctx, a); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("emulator: %s: %w", cfg.RIE, err)
+		}
+	}
+	return e, nil
+}
+
+// waitListening waits until addr accepts connections.
+func (e *Emulator) waitListening(ctx context.Context, addr string) error {
 	for {
 		conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			conn.Close()
-			return e, nil
+			return nil
 		}
 		select {
 		case <-e.done:
-			return nil, fmt.Errorf("emulator: %s exited before listening on %s", cfg.RIE, addr)
+			return fmt.Errorf("exited before listening on %s", addr)
 		case <-ctx.Done():
-			e.Close()
-			return nil, fmt.Errorf("emulator: not listening on %s: %w", addr, ctx.Err())
+			return fmt.Errorf("not listening on %s: %w", addr, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
