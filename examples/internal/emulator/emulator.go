@@ -10,6 +10,7 @@ package emulator
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -48,6 +49,22 @@ type Emulator struct {
 // accepts invocations. The function itself starts on the first invocation.
 // Close stops both.
 func Start(ctx context.Context, cfg Config) (*Emulator, error) {
+	// A port found free can be taken by another process before the
+	// emulator binds it, which makes the emulator exit: try other ports.
+	var err error
+	for range 3 {
+		var e *Emulator
+		if e, err = start(ctx, cfg); !errors.Is(err, errExited) {
+			return e, err
+		}
+	}
+	return nil, err
+}
+
+// errExited is an emulator that exited before it listened.
+var errExited = errors.New("exited before listening")
+
+func start(ctx context.Context, cfg Config) (*Emulator, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
@@ -91,7 +108,7 @@ func (e *Emulator) waitListening(ctx context.Context, addr string) error {
 		}
 		select {
 		case <-e.done:
-			return fmt.Errorf("exited before listening on %s", addr)
+			return fmt.Errorf("%w on %s", errExited, addr)
 		case <-ctx.Done():
 			return fmt.Errorf("not listening on %s: %w", addr, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
