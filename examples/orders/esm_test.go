@@ -86,7 +86,9 @@ func (m *eventSourceMapping) run(ctx context.Context, ems []*emulator.Emulator) 
 			free <- em
 			select {
 			case <-ctx.Done():
-			case <-time.After(100 * time.Millisecond):
+			// Nothing visible: wait as a long poll would, without
+			// spending moto's time (it serves one request at a time).
+			case <-time.After(500 * time.Millisecond):
 			}
 			continue
 		}
