@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -74,6 +75,9 @@ func TestEndToEndBurst(t *testing.T) {
 	if err := dynamo.CreateTable(ctx, db, func(o *dynamo.Options) { o.TableName = name }); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
+	t.Cleanup(func() {
+		db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
 	q := newTestQueues(ctx, t, moto, name)
 
 	fake := newFakeFulfilment(e2eDownstream, 2*time.Millisecond)
