@@ -10,7 +10,7 @@ import (
 )
 
 // leaseRecorder returns a fixture whose handler notes the lease end of its
-// own IN_PROGRESS record.
+// own IN_PROGRESS record, and checks that record's other fields.
 func leaseRecorder(t *testing.T, opts ...idempotency.Option) (*fixture, *[]time.Time) {
 	var f *fixture
 	var seen []time.Time
@@ -21,6 +21,9 @@ func leaseRecorder(t *testing.T, opts ...idempotency.Option) (*fixture, *[]time.
 			return receipt{}, err
 		}
 		seen = append(seen, rec.LeaseEnd)
+		if rec.Status != idempotency.StatusInProgress || !rec.Expiry.Equal(f.clock.Now().Add(time.Hour)) || len(rec.LeaseToken) != 32 {
+			t.Errorf("IN_PROGRESS record %+v: want expiry now + 1h and a 128-bit hex token", rec)
+		}
 		return receipt{}, nil
 	}, opts...)
 	return f, &seen
