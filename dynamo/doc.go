@@ -18,6 +18,17 @@
 //   - [Store.Release] is one DeleteItem, conditioned on the lease token.
 //   - [Store.Get] is one consistent GetItem.
 //
+// # Writes committed with the record
+//
+// Inside a handler made idempotent with a Store, [Stage] adds the handler's
+// own DynamoDB writes (Put, Update, Delete, ConditionCheck, each with its
+// own condition) to the invocation instead of sending them. When the
+// handler succeeds, [Store.Complete] sends them in one TransactWriteItems
+// together with the COMPLETE record, conditioned on the lease token: all
+// of them or nothing is committed. A staged condition that fails makes the
+// invocation fail with a [*StagedWriteError] and releases the key; a lost
+// lease commits nothing. docs/exactly-once.md has the whole account.
+//
 // # Errors
 //
 // A failed condition gives [idempotency.ErrLeaseLost], a record over

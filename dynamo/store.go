@@ -124,7 +124,17 @@ func replaceable(rec *idempotency.Record, now time.Time) bool {
 // the lease token (#token = :token). A failed condition gives
 // [idempotency.ErrLeaseLost]; a record over 400 KB gives
 // [idempotency.ErrRecordTooLarge] without a request.
+//
+// When the handler staged writes on ctx (see [Stage]) and rec is COMPLETE,
+// Complete commits them with the record in one TransactWriteItems instead
+// (see commit.go), and may return the errors of [idempotency.Invoker]
+// stores: [idempotency.ErrNotCommitted] or [idempotency.ErrCommitUnknown].
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
+	if rec.Status == idempotency.StatusComplete {
+		if writes := s.staged(ctx); len(writes) > 0 {
+			return s.commit(ctx, rec, writes)
+		}
+	}
 	put, err := s.completePut(rec)
 	if err != nil {
 		return err

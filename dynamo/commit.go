@@ -1,0 +1,106 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// commit sends the staged writes and the COMPLETE record rec in one
+// TransactWriteItems, the record last. Its put is conditioned on the lease
+// token and on the record not being COMPLETE yet: a retry of a transaction
+// that was applied (its reply lost) then fails on the record instead of
+// being applied twice, and reading the record back tells that it was.
+func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []types.TransactWriteItem) error {
+	tw, ok := s.client.(TransactWriter)
+	if !ok {
+		return fmt.Errorf("dynamo: complete %q: %w: %w", rec.Key, idempotency.ErrNotCommitted, ErrNoTransactions)
+	}
+	put, err := s.completePut(rec)
+	if err != nil {
+		return err
+	}
+	put.ConditionExpression = aws.String(aws.ToString(put.ConditionExpression) + " AND #status <> :complete")
+	put.ExpressionAttributeNames["#status"] = s.opts.StatusAttr
+	if put.ExpressionAttributeValues == nil {
+		put.ExpressionAttributeValues = map[string]types.AttributeValue{}
+	}
+	put.ExpressionAttributeValues[":complete"] = &types.AttributeValueMemberS{Value: string(idempotency.StatusComplete)}
+	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	all := append(writes[:len(writes):len(writes)], types.TransactWriteItem{Put: &put})
+	if err := s.checkTransaction(all, 0); err != nil {
+		return err
+	}
+	_, err = tw.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all})
+	if err == nil {
+		return nil
+	}
+	return s.commitError(ctx, rec, len(writes), err)
+}
+
+// commitError maps the failure of the transaction that commits rec after
+// n staged writes.
+func (s *Store) commitError(ctx context.Context, rec *idempotency.Record, n int, err error) error {
+	var canceled *types.TransactionCanceledException
+	if errors.As(err, &canceled) {
+		reasons := canceled.CancellationReasons
+		if len(reasons) == n+1 {
+			if aws.ToString(reasons[n].Code) == "ConditionalCheckFailed" {
+				return s.recordRefused(ctx, rec, reasons[n].Item, err)
+			}
+			for i, r := range reasons[:n] {
+				if code := aws.ToString(r.Code); code != "" && code != "None" {
+					return &StagedWriteError{Index: i, Code: code, Message: aws.ToString(r.Message), Err: err}
+				}
+			}
+		}
+		return &TransactionError{Code: canceled.ErrorCode(), Message: canceled.ErrorMessage(), Err: err}
+	}
+	var apiErr smithy.APIError
+	var resp *awshttp.ResponseError
+	if errors.As(err, &apiErr) && errors.As(err, &resp) && resp.HTTPStatusCode() >= 400 && resp.HTTPStatusCode() < 500 &&
+		apiErr.ErrorCode() != "TransactionInProgressException" {
+		// The server answered that it refused the request: nothing of it
+		// was applied.
+		return &TransactionError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage(), Err: err}
+	}
+	// No answer, or a server fault: the transaction may have been applied.
+	if item, gerr := s.getItem(ctx, rec.Key); gerr == nil && s.completedBy(rec, item) {
+		return nil
+	}
+	return fmt.Errorf("dynamo: complete %q: %w: %w", rec.Key, idempotency.ErrCommitUnknown, err)
+}
+
+// recordRefused maps a transaction cancelled on the record's condition.
+// old is the record as DynamoDB returned it, if it did.
+func (s *Store) recordRefused(ctx context.Context, rec *idempotency.Record, old map[string]types.AttributeValue, err error) error {
+	if len(old) == 0 {
+		var gerr error
+		if old, gerr = s.getItem(ctx, rec.Key); gerr != nil {
+			return fmt.Errorf("dynamo: complete %q: %w: %w", rec.Key, idempotency.ErrCommitUnknown, err)
+		}
+	}
+	if s.completedBy(rec, old) {
+		// An earlier attempt of this very transaction was applied and its
+		// reply lost; the SDK's retry found the record COMPLETE.
+		return nil
+	}
+	return fmt.Errorf("dynamo: complete %q: %w: %w: %w", rec.Key, idempotency.ErrNotCommitted, idempotency.ErrLeaseLost, err)
+}
+
+// completedBy reports whether item is rec's record, COMPLETE under rec's
+// lease token.
+func (s *Store) completedBy(rec *idempotency.Record, item map[string]types.AttributeValue) bool {
+	if len(item) == 0 {
+		return false
+	}
+	got, err := s.opts.decode(rec.Key, item)
+	return err == nil && got.Status == idempotency.StatusComplete && got.LeaseToken == rec.LeaseToken
+}

@@ -1,0 +1,244 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// txClient is a Client with transactions whose TransactWriteItems fails
+// with err and whose GetItem returns item.
+type txClient struct {
+	Client
+	err  error
+	item map[string]types.AttributeValue
+	sent []*dynamodb.TransactWriteItemsInput
+}
+
+func (c *txClient) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.sent = append(c.sent, in)
+	return &dynamodb.TransactWriteItemsOutput{}, c.err
+}
+
+func (c *txClient) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return &dynamodb.GetItemOutput{Item: c.item}, nil
+}
+
+// noTxClient is a Client without TransactWriteItems.
+type noTxClient struct{ Client }
+
+func ledgerPut(id string) types.TransactWriteItem {
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName:           aws.String("ledger"),
+		Item:                map[string]types.AttributeValue{"settlement_id": &types.AttributeValueMemberS{Value: id}},
+		ConditionExpression: aws.String("attribute_not_exists(settlement_id)"),
+	}}
+}
+
+func ledgerKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"settlement_id": &types.AttributeValueMemberS{Value: id}}
+}
+
+func fakeStore(t *testing.T, client Client) *Store {
+	t.Helper()
+	s, err := New(client, func(o *Options) { o.TableName = "idem" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStageOutsideInvocation(t *testing.T) {
+	if err := Stage(context.Background(), ledgerPut("s1")); !errors.Is(err, ErrNotInInvocation) {
+		t.Errorf("Stage outside an invocation: %v, want ErrNotInInvocation", err)
+	}
+	ctx := fakeStore(t, noTxClient{}).NewInvocation(context.Background())
+	if err := Stage(ctx, ledgerPut("s1")); !errors.Is(err, ErrNoTransactions) {
+		t.Errorf("Stage on a client without transactions: %v, want ErrNoTransactions", err)
+	}
+}
+
+func TestStageChecks(t *testing.T) {
+	many := func(n int) []types.TransactWriteItem {
+		w := make([]types.TransactWriteItem, n)
+		for i := range w {
+			w[i] = ledgerPut(strings.Repeat("x", i+1))
+		}
+		return w
+	}
+	big := ledgerPut("big")
+	big.Put.Item["blob"] = &types.AttributeValueMemberB{Value: make([]byte, 390<<10)}
+	bigs := make([]types.TransactWriteItem, 11)
+	for i := range bigs {
+		bigs[i] = big
+	}
+	tests := []struct {
+		name      string
+		writes    []types.TransactWriteItem
+		wantLimit string // "" for an InvalidWriteError
+		wantIndex int
+	}{
+		{"no operation", []types.TransactWriteItem{{}}, "", 0},
+		{"two operations", []types.TransactWriteItem{{Put: ledgerPut("a").Put, Delete: &types.Delete{TableName: aws.String("ledger"), Key: ledgerKey("a")}}}, "", 0},
+		{"no table", []types.TransactWriteItem{ledgerPut("a"), {Delete: &types.Delete{Key: ledgerKey("a")}}}, "", 1},
+		{"no key", []types.TransactWriteItem{{Delete: &types.Delete{TableName: aws.String("ledger")}}}, "", 0},
+		{"update without expression", []types.TransactWriteItem{{Update: &types.Update{TableName: aws.String("ledger"), Key: ledgerKey("a")}}}, "", 0},
+		{"condition check without condition", []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{TableName: aws.String("ledger"), Key: ledgerKey("a")}}}, "", 0},
+		{"100 writes leave no place for the record", many(100), LimitItems, -1},
+		{"over 4 MB", bigs, LimitSize, -1},
+		{"same item twice", []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String("ledger"), Key: ledgerKey("a"), UpdateExpression: aws.String("SET n = :n")}},
+			{Delete: &types.Delete{TableName: aws.String("ledger"), Key: ledgerKey("b")}},
+			{ConditionCheck: &types.ConditionCheck{TableName: aws.String("ledger"), Key: ledgerKey("a"), ConditionExpression: aws.String("attribute_exists(n)")}},
+		}, LimitSameItem, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := fakeStore(t, &txClient{}).NewInvocation(context.Background())
+			err := Stage(ctx, tt.writes...)
+			var invalid *InvalidWriteError
+			var limit *TransactionLimitError
+			switch {
+			case tt.wantLimit == "" && (!errors.As(err, &invalid) || invalid.Index != tt.wantIndex):
+				t.Errorf("Stage: %v, want InvalidWriteError at %d", err, tt.wantIndex)
+			case tt.wantLimit != "" && (!errors.As(err, &limit) || limit.Limit != tt.wantLimit || limit.Index != tt.wantIndex ||
+				!errors.Is(err, ErrTransactionLimit) || !errors.Is(err, idempotency.ErrNotCommitted)):
+				t.Errorf("Stage: %v, want TransactionLimitError %q at %d", err, tt.wantLimit, tt.wantIndex)
+			}
+		})
+	}
+	t.Run("99 writes fit, one more does not", func(t *testing.T) {
+		ctx := fakeStore(t, &txClient{}).NewInvocation(context.Background())
+		if err := Stage(ctx, many(99)...); err != nil {
+			t.Fatalf("Stage(99 writes): %v", err)
+		}
+		if err := Stage(ctx, ledgerPut("one more")); !errors.Is(err, ErrTransactionLimit) {
+			t.Errorf("Stage(100th): %v, want ErrTransactionLimit", err)
+		}
+	})
+	t.Run("a staged write to the record's own item", func(t *testing.T) {
+		s := fakeStore(t, &txClient{})
+		ctx := s.NewInvocation(context.Background())
+		own := types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String("idem"), Key: s.opts.key("k")}}
+		if err := Stage(ctx, own); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Complete(ctx, &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t"})
+		var limit *TransactionLimitError
+		if !errors.As(err, &limit) || limit.Limit != LimitSameItem || limit.Index != 1 {
+			t.Errorf("Complete: %v, want TransactionLimitError on the record (index 1)", err)
+		}
+	})
+	t.Run("Stage after the commit", func(t *testing.T) {
+		s := fakeStore(t, &txClient{})
+		ctx := s.NewInvocation(context.Background())
+		Stage(ctx, ledgerPut("a"))
+		if err := s.Complete(ctx, &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Stage(ctx, ledgerPut("b")); !errors.Is(err, ErrNotInInvocation) {
+			t.Errorf("Stage after Complete: %v, want ErrNotInInvocation", err)
+		}
+	})
+}
+
+// httpError is err as the SDK returns a reply with status code.
+func httpError(status int, err error) error {
+	return &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "TransactWriteItems", Err: &awshttp.ResponseError{
+		ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}}, Err: err},
+	}}
+}
+
+func canceled(codes ...string) error {
+	tce := &types.TransactionCanceledException{Message: aws.String("Transaction cancelled")}
+	for _, c := range codes {
+		tce.CancellationReasons = append(tce.CancellationReasons, types.CancellationReason{Code: aws.String(c), Message: aws.String(c + " message")})
+	}
+	return httpError(400, tce)
+}
+
+func TestCommitErrors(t *testing.T) {
+	s := fakeStore(t, &txClient{})
+	mine := s.opts.encode(&idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t"})
+	theirs := s.opts.encode(&idempotency.Record{Key: "k", Status: idempotency.StatusInProgress, LeaseToken: "other"})
+	ours := s.opts.encode(&idempotency.Record{Key: "k", Status: idempotency.StatusInProgress, LeaseToken: "t"})
+	withItem := func(err error, item map[string]types.AttributeValue) error {
+		var tce *types.TransactionCanceledException
+		errors.As(err, &tce)
+		tce.CancellationReasons[len(tce.CancellationReasons)-1].Item = item
+		return err
+	}
+	tests := []struct {
+		name     string
+		err      error
+		item     map[string]types.AttributeValue // what GetItem finds
+		want     []error                         // errors.Is targets; none: success
+		wantType any
+	}{
+		{"applied", nil, nil, nil, nil},
+		{"record condition, record returned COMPLETE by us: a retry of an applied transaction", withItem(canceled("ConditionalCheckFailed", "ConditionalCheckFailed"), mine), nil, nil, nil},
+		{"record condition, read back COMPLETE by us", canceled("ConditionalCheckFailed", "ConditionalCheckFailed"), mine, nil, nil},
+		{"record condition, another token: lease lost", canceled("None", "ConditionalCheckFailed"), theirs, []error{idempotency.ErrNotCommitted, idempotency.ErrLeaseLost}, nil},
+		{"record condition, record gone: lease lost", canceled("None", "ConditionalCheckFailed"), nil, []error{idempotency.ErrNotCommitted, idempotency.ErrLeaseLost}, nil},
+		{"staged write condition", canceled("ConditionalCheckFailed", "None"), ours, []error{idempotency.ErrNotCommitted}, &StagedWriteError{}},
+		{"transaction conflict on the record", canceled("None", "TransactionConflict"), ours, []error{idempotency.ErrNotCommitted}, &TransactionError{}},
+		{"reasons that do not match the writes", canceled("ConditionalCheckFailed"), ours, []error{idempotency.ErrNotCommitted}, &TransactionError{}},
+		{"validation error", httpError(400, &smithy.GenericAPIError{Code: "ValidationException", Message: "Transaction request cannot include multiple operations on one item"}), ours, []error{idempotency.ErrNotCommitted}, &TransactionError{}},
+		{"server without transactions", httpError(400, &smithy.GenericAPIError{Code: "UnknownOperationException"}), ours, []error{idempotency.ErrNotCommitted}, &TransactionError{}},
+		{"throttled", httpError(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), ours, []error{idempotency.ErrNotCommitted}, &TransactionError{}},
+		{"in progress: may apply", httpError(400, &smithy.GenericAPIError{Code: "TransactionInProgressException"}), ours, []error{idempotency.ErrCommitUnknown}, nil},
+		{"server fault, applied", httpError(500, &smithy.GenericAPIError{Code: "InternalServerError"}), mine, nil, nil},
+		{"server fault, not applied yet", httpError(500, &smithy.GenericAPIError{Code: "InternalServerError"}), ours, []error{idempotency.ErrCommitUnknown}, nil},
+		{"no reply, applied", errors.New("connection reset"), mine, nil, nil},
+		{"no reply, not applied", errors.New("connection reset"), ours, []error{idempotency.ErrCommitUnknown}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := &txClient{err: tt.err, item: tt.item}
+			s := fakeStore(t, client)
+			ctx := s.NewInvocation(context.Background())
+			if err := Stage(ctx, ledgerPut("s1")); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Complete(ctx, &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t"})
+			if len(tt.want) == 0 && err != nil {
+				t.Fatalf("Complete: %v, want success", err)
+			}
+			for _, target := range tt.want {
+				if !errors.Is(err, target) {
+					t.Errorf("Complete: %v, want %v", err, target)
+				}
+			}
+			switch want := tt.wantType.(type) {
+			case *StagedWriteError:
+				if !errors.As(err, &want) || want.Index != 0 || want.Code != "ConditionalCheckFailed" {
+					t.Errorf("Complete: %v, want StagedWriteError at 0", err)
+				}
+			case *TransactionError:
+				if !errors.As(err, &want) || want.Code == "" {
+					t.Errorf("Complete: %v, want TransactionError with a code", err)
+				}
+			}
+			if errors.Is(err, idempotency.ErrNotCommitted) && errors.Is(err, idempotency.ErrCommitUnknown) {
+				t.Errorf("Complete: %v both not committed and unknown", err)
+			}
+			if len(client.sent) != 1 || len(client.sent[0].TransactItems) != 2 || client.sent[0].TransactItems[1].Put == nil {
+				t.Fatalf("sent %+v, want one transaction: the staged put, then the record", client.sent)
+			}
+			cond := aws.ToString(client.sent[0].TransactItems[1].Put.ConditionExpression)
+			if !strings.Contains(cond, "#token = :token") || !strings.Contains(cond, "#status <> :complete") {
+				t.Errorf("record condition %q, want the token and not COMPLETE", cond)
+			}
+		})
+	}
+}
