@@ -135,6 +135,15 @@ build-OrdersFunction:
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))
 	GOARCH=arm64 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./examples/orders
 
+# ------------------------------------------------------------- settlement
+# Owned by the exactly-once work (issue 7): the target sam build calls for
+# SettlementFunction in template.yaml.
+
+.PHONY: build-SettlementFunction
+build-SettlementFunction:
+	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))
+	GOARCH=arm64 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./examples/settlement
+
 # ---------------------------------------------------------------- cleaning
 
 .PHONY: clean

@@ -88,6 +88,15 @@ func templateProblems(t *testing.T, raw []byte) []string {
 	}
 	root := doc.Content[0]
 	resources := lookup(root, "Resources")
+	// The TTL rule is for tables of idempotency records: those a function
+	// names in IDEMPOTENCY_TABLE, or every table when none is named. Other
+	// tables, such as the settlement example's ledger, keep their items.
+	idempotencyTables := map[string]bool{}
+	for _, res := range mapping(resources) {
+		if name, table := ref(resources, lookup(res, "Properties", "Environment", "Variables", "IDEMPOTENCY_TABLE")); table != nil {
+			idempotencyTables[name] = true
+		}
+	}
 	var problems []string
 	sqsEvents := 0
 	for name, res := range mapping(resources) {
@@ -122,6 +131,9 @@ func templateProblems(t *testing.T, raw []byte) []string {
 				}
 			}
 		case "AWS::DynamoDB::Table":
+			if len(idempotencyTables) > 0 && !idempotencyTables[name] {
+				continue
+			}
 			ttl := lookup(res, "Properties", "TimeToLiveSpecification")
 			if attr := scalar(lookup(ttl, "AttributeName")); attr != storeExpiryAttr(t) {
 				problems = append(problems, fmt.Sprintf("%s: TTL attribute %q, but the store writes the expiry to %q", name, attr, storeExpiryAttr(t)))
