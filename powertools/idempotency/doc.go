@@ -53,6 +53,15 @@
 //     cannot be read; the handler is not run.
 //   - [*PersistenceError] ([ErrPersistence]): the store failed before the
 //     handler ran; the handler is not run. It unwraps to the store's error.
+//   - [*UncertainError] ([ErrUncertain]): an earlier invocation's handler
+//     returned an error made with [Uncertain], and the outcome has not been
+//     reconciled (see [WithReconcile]); the handler is not run.
+//   - an error matching [ErrNotCommitted]: the store commits the handler's
+//     staged writes with the record (an [Invoker], such as
+//     github.com/gopowertools/lambda/dynamo.Store) and refused them; nothing
+//     was committed and the key was released. With [ErrLeaseLost], or
+//     [ErrCommitUnknown], it comes as a [*PersistenceError] and the record
+//     is kept. See docs/exactly-once.md and docs/uncertain-outcomes.md.
 //   - [*ConfigError] ([ErrConfig]): from [New] and [NewFunc] (and as the
 //     panic value of [Wrap] and [WrapFunc]) for an invalid option or
 //     environment variable, which it names.
