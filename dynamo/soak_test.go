@@ -26,7 +26,8 @@ import (
 // soak` the full one (SOAK_INVOCATIONS=10000).
 
 // soakSettings are read from the environment, with the short run's
-// defaults.
+// defaults. SOAK_SERVER (moto or dynalite, default moto) is read by
+// TestSoak itself.
 type soakSettings struct {
 	invocations int     // SOAK_INVOCATIONS, default 500
 	faultRate   float64 // SOAK_FAULT_RATE: the chance that a request gets a fault, default 0.06
@@ -163,7 +164,14 @@ const (
 
 func TestSoak(t *testing.T) {
 	s := soakFromEnv(t)
-	srv := servers[0] // moto
+	srv := servers[0] // moto, unless SOAK_SERVER names another
+	if name := os.Getenv("SOAK_SERVER"); name != "" {
+		i := slices.IndexFunc(servers, func(s server) bool { return s.name == name })
+		if i < 0 {
+			t.Fatalf("SOAK_SERVER=%q: want moto or dynalite", name)
+		}
+		srv = servers[i]
+	}
 	w := newFaultWorld(t, srv, faultproxy.WithSeed(s.seed))
 	w.t = t
 	plan, keys := soakPlan(s)
