@@ -36,6 +36,12 @@ func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []ty
 	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	all := append(writes[:len(writes):len(writes)], types.TransactWriteItem{Put: &put})
 	if err := s.checkTransaction(all, 0); err != nil {
+		var limit *TransactionLimitError
+		if errors.As(err, &limit) && limit.Limit == LimitSize && len(rec.Response) > 0 {
+			// The response is what makes it too large: the middleware
+			// then completes without it, as for a record over 400 KB.
+			return fmt.Errorf("%w: %w", idempotency.ErrRecordTooLarge, err)
+		}
 		return err
 	}
 	_, err = tw.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all})

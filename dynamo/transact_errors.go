@@ -35,8 +35,11 @@ func (e *InvalidWriteError) Error() string {
 // TransactionLimitError reports that the staged writes and the idempotency
 // record would pass one of DynamoDB's transaction limits: Limit is
 // [LimitItems], [LimitSize] or [LimitSameItem]. [Stage] returns it when
-// the write that passes the limit is staged; Complete returns it when only
-// the record's size makes the difference, and then nothing is committed.
+// the write that passes the limit is staged. When the record's response is
+// what makes the transaction too large, Complete returns it wrapped with
+// [idempotency.ErrRecordTooLarge], and the middleware commits the writes
+// with a record without the response (duplicates then get
+// [idempotency.ErrResponseNotStored]); otherwise nothing is committed.
 type TransactionLimitError struct {
 	Limit    string
 	Got, Max int // items or bytes

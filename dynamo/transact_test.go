@@ -139,6 +139,23 @@ func TestStageChecks(t *testing.T) {
 			t.Errorf("Complete: %v, want TransactionLimitError on the record (index 1)", err)
 		}
 	})
+	t.Run("a response that makes the transaction too large", func(t *testing.T) {
+		client := &txClient{}
+		s := fakeStore(t, client)
+		ctx := s.NewInvocation(context.Background())
+		if err := Stage(ctx, bigs[:10]...); err != nil {
+			t.Fatal(err)
+		}
+		rec := &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t", Response: make([]byte, 300<<10)}
+		err := s.Complete(ctx, rec)
+		if !errors.Is(err, idempotency.ErrRecordTooLarge) || len(client.sent) != 0 {
+			t.Fatalf("Complete: %v, sent %d; want ErrRecordTooLarge before sending, so that the middleware drops the response", err, len(client.sent))
+		}
+		rec.Response, rec.ResponseOmitted = nil, true
+		if err := s.Complete(ctx, rec); err != nil || len(client.sent) != 1 {
+			t.Errorf("Complete without the response: %v, sent %d; want one transaction", err, len(client.sent))
+		}
+	})
 	t.Run("Stage after the commit", func(t *testing.T) {
 		s := fakeStore(t, &txClient{})
 		ctx := s.NewInvocation(context.Background())
