@@ -1,8 +1,12 @@
 package dynamo
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,6 +170,42 @@ func TestFaultsBeyondRetries(t *testing.T) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// TestDeadlineDuringComplete: the handler succeeds just before the
+// invocation's deadline, and the deadline passes while the COMPLETED write
+// is on its way (the proxy holds it). The write must still be made: the
+// effect has happened, and a write cancelled with the context would leave
+// the key IN_PROGRESS with a lease that has already ended, so the next
+// duplicate would run the handler again.
+func TestDeadlineDuringComplete(t *testing.T) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := newFaultWorld(t, srv)
+			h := idempotency.Wrap(w.store, w.handler,
+				idempotency.WithEventKey("id"),
+				idempotency.WithKeyPrefix(faultPrefix),
+				idempotency.WithLogger(slog.New(w.logs)))
+			w.proxy.Set(faultproxy.Rule{Fault: faultproxy.Latency, Op: completePut.Op, BodyContains: completePut.BodyContains, Times: 1, Delay: 600 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			payload, _ := json.Marshal(faultEvent{ID: "late"})
+			out, err := h.Invoke(ctx, payload)
+			if err != nil {
+				t.Fatalf("call: %v, want the charge", err)
+			}
+			if !strings.Contains(string(out), `"late"`) {
+				t.Fatalf("call answered %s, want the charge", out)
+			}
+			w.proxy.Set()
+			w.wantStatus("late", idempotency.StatusComplete)
+			dup, err := h.Invoke(context.Background(), payload)
+			if err != nil || string(dup) != string(out) {
+				t.Errorf("duplicate after the deadline: (%s, %v), want the replay %s", dup, err, out)
+			}
+			w.wantEffects("late", 1)
 		})
 	}
 }

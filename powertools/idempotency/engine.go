@@ -254,11 +254,11 @@ func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) 
 
 // writeContext is the context for the writes after the handler: they are
 // made even when the invocation's context is done, because the effect has
-// happened, and a record of it is worth more than promptness.
+// happened, and a record of it is worth more than promptness. That holds
+// for a context still live too: its deadline can pass while the write is
+// on its way, and a cancelled COMPLETE leaves the key to the next
+// duplicate (dynamo's TestDeadlineDuringComplete).
 func writeContext(ctx context.Context) context.Context {
-	if ctx.Err() == nil {
-		return ctx
-	}
 	return context.WithoutCancel(ctx)
 }
 
