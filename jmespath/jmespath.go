@@ -8,9 +8,10 @@ import (
 // Expression is a compiled JMESPath expression. It holds no mutable state:
 // one Expression may be searched from many goroutines at once.
 type Expression struct {
-	src  string
-	root *node
-	path []pathStep // non-nil when SearchJSON can scan raw bytes
+	src    string
+	root   *node
+	path   []pathStep // non-nil when SearchJSON can scan raw bytes
+	simple bool       // see simpleTree
 }
 
 // Compile parses expr. It fails with a [*SyntaxError] for text that does
@@ -37,7 +38,7 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Expression{src: expr, root: root, path: planPath(root)}, nil
+	return &Expression{src: expr, root: root, path: planPath(root), simple: simpleTree(root)}, nil
 }
 
 // MustCompile is like [Compile] but panics if the expression does not
@@ -57,8 +58,32 @@ func (e *Expression) String() string { return e.src }
 // values encoding/json decodes into an any (see the package documentation).
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
+	if e.simple {
+		return eval(e.root, data)
+	}
 	defer guard(&err)
 	return eval(e.root, data)
+}
+
+// simpleTree reports whether n is made only of nodes whose evaluation is a
+// map lookup, a bounds-checked index or a literal: nothing there can panic,
+// so Search skips the recover guard, whose cost is most of the time of the
+// short field paths that select idempotency keys.
+func simpleTree(n *node) bool {
+	switch n.kind {
+	case nField, nCurrent, nIndex, nLiteral:
+		return true
+	case nIndexExpr, nPipe:
+		return simpleTree(n.left) && simpleTree(n.right)
+	case nSubexpr:
+		for c := n.left; c != nil; c = c.next {
+			if !simpleTree(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // guard turns a panic inside this package into an error, as a last
