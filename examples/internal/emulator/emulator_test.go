@@ -45,20 +45,11 @@ func startEcho(t *testing.T, timeoutSeconds int) (*Emulator, *syncBuffer) {
 		t.Fatal(err)
 	}
 	out := &syncBuffer{}
-	e, err := Start(ctx, Config{
+	e := StartTest(t, Config{
 		RIE:       rie,
 		Bootstrap: bootstrap,
 		Env:       []string{"AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(timeoutSeconds)},
 		Output:    out,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", out)
-		}
 	})
 	return e, out
 }
