@@ -50,14 +50,8 @@ type crashWorld struct {
 func newCrashWorld(t *testing.T) *crashWorld {
 	x := newE2E(t)
 	c := &crashWorld{e2e: x, killed: make(chan struct{}, 1)}
-	c.binary = filepath.Join(t.TempDir(), "bootstrap")
-	raw, err := os.ReadFile(bootstrap.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(c.binary, raw, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	c.binary = bootstrap.Copy(t)
+	var err error
 	c.db, err = faultproxy.New(x.moto)
 	if err != nil {
 		t.Fatal(err)
@@ -127,18 +121,7 @@ func (c *crashWorld) sandbox() *function {
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
 	}
 	out := &lineBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	em, err := emulator.Start(ctx, emulator.Config{RIE: c.rie, Bootstrap: c.binary, Env: env, Output: out})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.t.Cleanup(func() {
-		em.Close()
-		if c.t.Failed() {
-			c.t.Logf("emulator output:\n%s", out)
-		}
-	})
+	em := emulator.StartTest(c.t, emulator.Config{RIE: c.rie, Bootstrap: c.binary, Env: env, Output: out})
 	return &function{em: em, out: out}
 }
 

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,37 +33,12 @@ import (
 
 // The function binary is built once per test run, with the e2efaults tag
 // that lets the panic test make it panic.
-var bootstrap struct {
-	once sync.Once
-	path string
-	err  error
-}
+var bootstrap = emulator.Binary{Tags: []string{"e2efaults"}}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bootstrap.path != "" {
-		os.RemoveAll(filepath.Dir(bootstrap.path))
-	}
+	bootstrap.Remove()
 	os.Exit(code)
-}
-
-func buildBootstrap(t *testing.T) string {
-	t.Helper()
-	bootstrap.once.Do(func() {
-		dir, err := os.MkdirTemp("", "payments-e2e-")
-		if err != nil {
-			bootstrap.err = err
-			return
-		}
-		bootstrap.path = filepath.Join(dir, "bootstrap")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		bootstrap.err = emulator.Build(ctx, ".", bootstrap.path, "e2efaults")
-	})
-	if bootstrap.err != nil {
-		t.Fatal(bootstrap.err)
-	}
-	return bootstrap.path
 }
 
 // e2e is one test's world: a table in moto, a provider, and the function's
@@ -101,7 +75,7 @@ func newE2E(t *testing.T) *e2e {
 	srv := httptest.NewServer(x.provider)
 	t.Cleanup(srv.Close)
 	x.url = srv.URL
-	buildBootstrap(t)
+	bootstrap.Path(t)
 	return x
 }
 
@@ -127,19 +101,8 @@ func (x *e2e) start(env ...string) *function {
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
 	}
 	out := &lineBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	em, err := emulator.Start(ctx, emulator.Config{
-		RIE: x.rie, Bootstrap: bootstrap.path, Env: append(base, env...), Output: out,
-	})
-	if err != nil {
-		x.t.Fatal(err)
-	}
-	x.t.Cleanup(func() {
-		em.Close()
-		if x.t.Failed() {
-			x.t.Logf("emulator output:\n%s", out)
-		}
+	em := emulator.StartTest(x.t, emulator.Config{
+		RIE: x.rie, Bootstrap: bootstrap.Path(x.t), Env: append(base, env...), Output: out,
 	})
 	return &function{em: em, out: out}
 }

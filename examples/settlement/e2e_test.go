@@ -34,37 +34,13 @@ import (
 // invocation's deadline, so a retry after a crash waits at most this long.
 const timeout = 3 * time.Second
 
-var bootstrap struct {
-	once sync.Once
-	path string
-	err  error
-}
+// The function binary is built once per test run.
+var bootstrap emulator.Binary
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bootstrap.path != "" {
-		os.RemoveAll(filepath.Dir(bootstrap.path))
-	}
+	bootstrap.Remove()
 	os.Exit(code)
-}
-
-func buildBootstrap(t *testing.T) string {
-	t.Helper()
-	bootstrap.once.Do(func() {
-		dir, err := os.MkdirTemp("", "settlement-e2e-")
-		if err != nil {
-			bootstrap.err = err
-			return
-		}
-		bootstrap.path = filepath.Join(dir, "bootstrap")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		bootstrap.err = emulator.Build(ctx, ".", bootstrap.path)
-	})
-	if bootstrap.err != nil {
-		t.Fatal(bootstrap.err)
-	}
-	return bootstrap.path
 }
 
 // world is one test's tables in moto, the proxy in front of moto, and the
@@ -115,14 +91,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.proxy.Close)
-	raw, err := os.ReadFile(buildBootstrap(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.binary = filepath.Join(t.TempDir(), "bootstrap")
-	if err := os.WriteFile(w.binary, raw, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	w.binary = bootstrap.Copy(t)
 	return w
 }
 
@@ -148,18 +117,7 @@ func (w *world) sandbox() *function {
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
 	}
 	out := &lineBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	em, err := emulator.Start(ctx, emulator.Config{RIE: w.rie, Bootstrap: w.binary, Env: env, Output: out})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() {
-		em.Close()
-		if w.t.Failed() {
-			w.t.Logf("emulator output:\n%s", out)
-		}
-	})
+	em := emulator.StartTest(w.t, emulator.Config{RIE: w.rie, Bootstrap: w.binary, Env: env, Output: out})
 	return &function{em: em, out: out}
 }
 
