@@ -1,38 +1,17 @@
 package emulator
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gopowertools/lambda/internal/testenv"
 )
 
-// syncBuffer collects the emulator's output, written from its process's
-// pipes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func startEcho(t *testing.T, timeoutSeconds int) (*Emulator, *syncBuffer) {
+func startEcho(t *testing.T, timeoutSeconds int) (*Emulator, *Buffer) {
 	t.Helper()
 	rie, err := LocateRIE(testenv.RepoRoot())
 	if err != nil {
@@ -44,7 +23,7 @@ func startEcho(t *testing.T, timeoutSeconds int) (*Emulator, *syncBuffer) {
 	if err := Build(ctx, "testdata/echo", bootstrap); err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &Buffer{}
 	e := StartTest(t, Config{
 		RIE:       rie,
 		Bootstrap: bootstrap,
