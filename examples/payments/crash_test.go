@@ -14,11 +14,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -86,20 +83,7 @@ func (c *crashWorld) serveProvider(w http.ResponseWriter, r *http.Request) {
 // kill sends SIGKILL to the function's process: the one running this
 // test's copy of the binary.
 func (c *crashWorld) kill() {
-	entries, _ := os.ReadDir("/proc")
-	n := 0
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == c.binary {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				n++
-			}
-		}
-	}
-	if n != 1 {
+	if n := emulator.Kill(c.binary); n != 1 {
 		c.t.Errorf("killed %d function processes, want 1", n)
 	}
 	c.killed <- struct{}{}

@@ -8,7 +8,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -203,23 +201,8 @@ func (x *e2e) wantRequests(want int) {
 	}
 }
 
-// lineBuffer collects output written from the emulator's pipes.
-type lineBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lineBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lineBuffer is the emulator's output, with the reads the tests make.
+type lineBuffer struct{ emulator.Buffer }
 
 func (b *lineBuffer) lines() []string {
 	var lines []string

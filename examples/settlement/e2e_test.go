@@ -7,15 +7,11 @@ package main
 // (and fail under CI=true).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -231,20 +227,7 @@ func (w *world) wantOneMovement(id string, cents int64, got answer) {
 // kill sends SIGKILL to the function: the process running this test's
 // copy of the binary.
 func (w *world) kill() {
-	entries, _ := os.ReadDir("/proc")
-	n := 0
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == w.binary {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				n++
-			}
-		}
-	}
-	if n != 1 {
+	if n := emulator.Kill(w.binary); n != 1 {
 		w.t.Errorf("killed %d function processes, want 1", n)
 	}
 	w.killed <- struct{}{}
@@ -270,22 +253,7 @@ func (w *world) crash(id string, cents int64) {
 	}
 }
 
-// lineBuffer collects the emulator's output.
-type lineBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lineBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lineBuffer is the emulator's output, with the reads the tests make.
+type lineBuffer struct{ emulator.Buffer }
 
 func (b *lineBuffer) contains(s string) bool { return strings.Contains(b.String(), s) }
