@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/gopowertools/lambda/internal/testenv"
@@ -25,42 +23,19 @@ type server struct {
 	// allOld reports whether the server returns the existing item when a
 	// condition fails (ReturnValuesOnConditionCheckFailure=ALL_OLD).
 	allOld bool
-	// serialize sends the test client's requests one at a time: see
-	// serialHTTP.
-	serialize bool
 }
 
 var servers = []server{
-	{"moto", testenv.MotoEnv, true, true},
-	{"dynalite", testenv.DynaliteEnv, false, false},
+	{"moto", testenv.MotoEnv, true},
+	{"dynalite", testenv.DynaliteEnv, false},
 }
 
-// client returns a client for the server, or skips.
+// client returns a client for the server, or skips. moto's own server is
+// not atomic across its threads; make test runs it one request at a time
+// (scripts/moto-serialized.py), which internal/testenv's storm test proves.
 func (srv server) client(t *testing.T, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	t.Helper()
-	if srv.serialize {
-		serial := &serialHTTP{next: awshttp.NewBuildableClient()}
-		optFns = append(optFns, func(o *dynamodb.Options) { o.HTTPClient = serial })
-	}
 	return testenv.DynamoDB(t, srv.env, optFns...)
-}
-
-// serialHTTP sends one request at a time. moto_server serves requests on
-// many threads and its conditional writes are not atomic across them: 32
-// concurrent conditional puts on one key gave two winners, where DynamoDB
-// (and dynalite, on one event loop) gives one. moto has applied a write
-// before it answers, so waiting for each answer before sending the next
-// request gives the tests DynamoDB's atomicity on moto, however the server
-// was started.
-type serialHTTP struct {
-	mu   sync.Mutex
-	next dynamodb.HTTPClient
-}
-
-func (s *serialHTTP) Do(r *http.Request) (*http.Response, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.next.Do(r)
 }
 
 // keyModes are the two table layouts.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/gopowertools/lambda/internal/faultproxy"
@@ -244,8 +243,7 @@ func TestTransactionalCompletion(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(p.Close)
-		serial := &serialHTTP{next: awshttp.NewBuildableClient()}
-		w := newTxWorld(t, moto, testenv.NewDynamoDB(p.URL(), func(o *dynamodb.Options) { o.HTTPClient = serial }))
+		w := newTxWorld(t, moto, testenv.NewDynamoDB(p.URL()))
 		p.Set(faultproxy.Rule{Fault: faultproxy.ReplyLost, Op: "TransactWriteItems", Times: 1})
 		h := w.wrap()
 		first, err := w.invoke(h, "s1")
