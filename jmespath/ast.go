@@ -5,13 +5,13 @@ import "strings"
 type nodeKind uint8
 
 const (
-	nField            nodeKind = iota // name
+	nField            nodeKind = iota // a name
 	nCurrent                          // @
-	nLiteral                          // lit
+	nLiteral                          // a value
 	nSubexpr                          // left, left.next, ...: each applied to the result of the one before; right is the last
-	nIndex                            // index, applied to the current value
-	nIndexExpr                        // left, then right (an nIndex) on its result
-	nSlice                            // slice, applied to the current value
+	nIndex                            // an index, applied to the current value
+	nIndexExpr                        // left, then right (an nIndex or nSlice) on its result
+	nSlice                            // a sliceSpec, applied to the current value
 	nProjection                       // left is a list; right applied to each element
 	nValueProjection                  // left is an object; right applied to each value
 	nFilterProjection                 // left is a list; right applied to elements where cond is truthy
@@ -21,33 +21,60 @@ const (
 	nAnd                              // left && right
 	nNot                              // !left
 	nCompare                          // left op right
-	nMultiList                        // [list...]
-	nMultiHash                        // {keys[i]: list[i]...}
-	nFunction                         // fn(left, left.next, ...); index is the count
+	nMultiList                        // [left, left.next, ...]
+	nMultiHash                        // {keys[i]: i-th of left, left.next, ...}
+	nFunction                         // fn(left, left.next, ...)
 	nExpref                           // &left
 )
 
-// node is one element of a compiled expression. It is never changed after
-// parsing, so one tree can be searched from many goroutines at once.
+// node is one element of a compiled expression. Nodes hold no pointers:
+// they refer to each other by index in [tree.nodes], and to names and values
+// through the tree's side tables. The garbage collector then never scans
+// the nodes, and the parser fills them in without write barriers: when
+// nodes pointed at each other, that work made up much of compiling.
 type node struct {
 	kind  nodeKind
 	op    tokenKind // nCompare
 	depth uint16    // height of the subtree, bounded by maxDepth
 	pos   int32     // byte offset in the expression, for errors
-	name  string    // nField, nFunction
-	index int       // nIndex
-	lit   any       // see below
-	left  *node
-	right *node
-	next  *node // the following element of a chain, list or argument list
+
+	// Children, as indexes in tree.nodes; 0, the unused first node, is none.
+	left, right int32
+	next        int32 // the following element of a chain, list or argument list
+
+	// a and b depend on the kind; read them with the accessors below.
+	a, b int32
 }
 
-// lit holds what only some kinds need, to keep nodes small: the value of an
-// nLiteral, and for other kinds the values these accessors return.
-func (n *node) sliceSpec() *sliceSpec { return n.lit.(*sliceSpec) } // nSlice
-func (n *node) cond() *node           { return n.lit.(*node) }      // nFilterProjection
-func (n *node) keys() []string        { return n.lit.([]string) }   // nMultiHash
-func (n *node) fn() *Function         { return n.lit.(*Function) }  // nFunction
+// tree is a compiled expression: its nodes and what they refer to. It is
+// never changed after parsing, so one tree can be searched from many
+// goroutines at once.
+type tree struct {
+	nodes []node // nodes[0] is unused, so that index 0 means none
+	// text holds every field name: the expression itself, then the names
+	// that needed unescaping, if any.
+	text string
+	vals []any // literal values, slice specs, hash keys and functions
+	top  int32 // the root's index
+}
+
+func (t *tree) root() *node      { return &t.nodes[t.top] }
+func (t *tree) at(i int32) *node { return &t.nodes[i] }
+
+// The meaning of a node's a and b fields, by kind.
+
+func (t *tree) name(n *node) string          { return t.text[n.a:n.b] }          // nField
+func (t *tree) lit(n *node) any              { return t.vals[n.a] }              // nLiteral
+func (t *tree) sliceSpec(n *node) *sliceSpec { return t.vals[n.a].(*sliceSpec) } // nSlice
+func (t *tree) cond(n *node) *node           { return &t.nodes[n.a] }            // nFilterProjection
+func (t *tree) keys(n *node) []string        { return t.vals[n.a].([]string) }   // nMultiHash
+func (t *tree) fn(n *node) *Function         { return t.vals[n.a].(*Function) }  // nFunction
+func (n *node) count() int                   { return int(n.b) }                 // nMultiList, nMultiHash, nFunction
+
+// index is an nIndex's index. Numbers in an expression are kept in an
+// int32, clamped (see lexer.number): no array has 2^31 elements, so the
+// clamped index selects what the written one would.
+func (n *node) index() int { return int(n.a) }
 
 type sliceSpec struct {
 	start, stop, step int
@@ -56,7 +83,7 @@ type sliceSpec struct {
 
 // estimateNodes guesses how many nodes src will need, so that the arena is
 // usually allocated once and not much too large: about one per name,
-// operator, bracket or literal.
+// operator, bracket or literal. The arena grows when the guess is short.
 func estimateNodes(src string) int {
 	n := 2
 	for i := 0; i < len(src); i++ {
@@ -71,7 +98,12 @@ func estimateNodes(src string) int {
 			default: // an index, a slice, a flatten or a list
 				n += 2
 			}
-		case '*', '(', '{', '@', '|', '&', '!', '<', '>', '=':
+		case '|', '&':
+			n++
+			if i+1 < len(src) && src[i+1] == c { // || and && are one node
+				i++
+			}
+		case '*', '(', '{', '@', '!', '<', '>', '=':
 			n++
 		case '"', '\'', '`':
 			n++

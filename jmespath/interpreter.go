@@ -5,37 +5,37 @@ import (
 	"strings"
 )
 
-// eval evaluates n against the current value v. It never changes v or
-// anything reachable from it, and never changes n.
-func eval(n *node, v any) (any, error) {
+// eval evaluates n, a node of t, against the current value v. It never
+// changes v or anything reachable from it, and never changes t.
+func (t *tree) eval(n *node, v any) (any, error) {
 	switch n.kind {
 	case nField:
 		if m, ok := v.(map[string]any); ok {
-			return m[n.name], nil
+			return m[t.name(n)], nil
 		}
 		return nil, nil
 	case nCurrent:
 		return v, nil
 	case nSubexpr:
 		var err error
-		for c := n.left; c != nil; c = c.next {
-			if v, err = eval(c, v); err != nil {
+		for i := n.left; i != 0; i = t.nodes[i].next {
+			if v, err = t.eval(&t.nodes[i], v); err != nil {
 				return nil, err
 			}
 		}
 		return v, nil
 	case nIndexExpr, nPipe:
-		l, err := eval(n.left, v)
+		l, err := t.eval(t.at(n.left), v)
 		if err != nil {
 			return nil, err
 		}
-		return eval(n.right, l)
+		return t.eval(t.at(n.right), l)
 	case nIndex:
 		a, ok := v.([]any)
 		if !ok {
 			return nil, nil
 		}
-		i := n.index
+		i := n.index()
 		if i < 0 {
 			i += len(a)
 		}
@@ -48,38 +48,38 @@ func eval(n *node, v any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
-		return slice(a, *n.sliceSpec()), nil
+		return slice(a, *t.sliceSpec(n)), nil
 	case nLiteral:
-		return copyValue(n.lit), nil
+		return copyValue(t.lit(n)), nil
 	case nProjection, nFlatten, nValueProjection, nFilterProjection:
-		return evalProjection(n, v)
+		return t.evalProjection(n, v)
 	case nOr:
-		l, err := eval(n.left, v)
+		l, err := t.eval(t.at(n.left), v)
 		if err != nil || truthy(l) {
 			return l, err
 		}
-		return eval(n.right, v)
+		return t.eval(t.at(n.right), v)
 	case nAnd:
-		l, err := eval(n.left, v)
+		l, err := t.eval(t.at(n.left), v)
 		if err != nil || !truthy(l) {
 			return l, err
 		}
-		return eval(n.right, v)
+		return t.eval(t.at(n.right), v)
 	case nNot:
-		l, err := eval(n.left, v)
+		l, err := t.eval(t.at(n.left), v)
 		if err != nil {
 			return nil, err
 		}
 		return !truthy(l), nil
 	case nCompare:
-		return evalCompare(n, v)
+		return t.evalCompare(n, v)
 	case nMultiList:
 		if v == nil {
 			return nil, nil
 		}
-		out := make([]any, 0, n.index)
-		for c := n.left; c != nil; c = c.next {
-			r, err := eval(c, v)
+		out := make([]any, 0, n.count())
+		for i := n.left; i != 0; i = t.nodes[i].next {
+			r, err := t.eval(&t.nodes[i], v)
 			if err != nil {
 				return nil, err
 			}
@@ -90,27 +90,27 @@ func eval(n *node, v any) (any, error) {
 		if v == nil {
 			return nil, nil
 		}
-		keys := n.keys()
-		out := make(map[string]any, n.index)
-		i := 0
-		for c := n.left; c != nil; c, i = c.next, i+1 {
-			r, err := eval(c, v)
+		keys := t.keys(n)
+		out := make(map[string]any, n.count())
+		k := 0
+		for i := n.left; i != 0; i, k = t.nodes[i].next, k+1 {
+			r, err := t.eval(&t.nodes[i], v)
 			if err != nil {
 				return nil, err
 			}
-			out[keys[i]] = r
+			out[keys[k]] = r
 		}
 		return out, nil
 	case nFunction:
-		return evalFunction(n, v)
+		return t.evalFunction(n, v)
 	case nExpref:
 		return nil, &InvalidTypeError{Function: "&", Arg: 0, Want: TypeAny, Got: "expref"}
 	}
 	panic("jmespath: unknown node kind")
 }
 
-func evalProjection(n *node, v any) (any, error) {
-	base, err := eval(n.left, v)
+func (t *tree) evalProjection(n *node, v any) (any, error) {
+	base, err := t.eval(t.at(n.left), v)
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +143,11 @@ func evalProjection(n *node, v any) (any, error) {
 		}
 		elems = a
 	}
+	right := t.at(n.right)
 	out := make([]any, 0, len(elems))
 	for _, e := range elems {
 		if n.kind == nFilterProjection {
-			c, err := eval(n.cond(), e)
+			c, err := t.eval(t.cond(n), e)
 			if err != nil {
 				return nil, err
 			}
@@ -154,7 +155,7 @@ func evalProjection(n *node, v any) (any, error) {
 				continue
 			}
 		}
-		r, err := eval(n.right, e)
+		r, err := t.eval(right, e)
 		if err != nil {
 			return nil, err
 		}
@@ -185,12 +186,12 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-func evalCompare(n *node, v any) (any, error) {
-	l, err := eval(n.left, v)
+func (t *tree) evalCompare(n *node, v any) (any, error) {
+	l, err := t.eval(t.at(n.left), v)
 	if err != nil {
 		return nil, err
 	}
-	r, err := eval(n.right, v)
+	r, err := t.eval(t.at(n.right), v)
 	if err != nil {
 		return nil, err
 	}
@@ -222,21 +223,22 @@ func evalCompare(n *node, v any) (any, error) {
 	return c >= 0, nil
 }
 
-func evalFunction(n *node, v any) (any, error) {
-	args := make([]any, n.index)
-	i := 0
-	for c := n.left; c != nil; c, i = c.next, i+1 {
+func (t *tree) evalFunction(n *node, v any) (any, error) {
+	args := make([]any, n.count())
+	k := 0
+	for i := n.left; i != 0; i, k = t.nodes[i].next, k+1 {
+		c := &t.nodes[i]
 		if c.kind == nExpref {
-			args[i] = &ExpRef{n: c.left}
+			args[k] = &ExpRef{t: t, n: c.left}
 			continue
 		}
-		r, err := eval(c, v)
+		r, err := t.eval(c, v)
 		if err != nil {
 			return nil, err
 		}
-		args[i] = r
+		args[k] = r
 	}
-	return call(n.fn(), args)
+	return call(t.fn(n), args)
 }
 
 // slice follows Python's slice semantics, as jmespath.py does.

@@ -9,7 +9,7 @@ import (
 // one Expression may be searched from many goroutines at once.
 type Expression struct {
 	src    string
-	root   *node
+	tree   tree
 	path   []pathStep // non-nil when SearchJSON can scan raw bytes
 	simple bool       // see simpleTree
 }
@@ -30,15 +30,19 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 		}
 		fns = cfg.fns
 	}
-	if len(expr) > math.MaxInt32 {
+	// Names are found by int32 offsets in the expression followed by the
+	// unescaped quoted names, which are shorter than their source.
+	if len(expr) > math.MaxInt32/2 {
 		return nil, &SyntaxError{Expression: expr, Msg: "expression too long"}
 	}
 	p := newParser(expr, fns)
-	root, err := p.parse()
+	t, err := p.parse()
 	if err != nil {
 		return nil, err
 	}
-	return &Expression{src: expr, root: root, path: planPath(root), simple: simpleTree(root)}, nil
+	e = &Expression{src: expr, tree: t}
+	e.path, e.simple = planPath(&e.tree), t.simple(t.root())
+	return e, nil
 }
 
 // MustCompile is like [Compile] but panics if the expression does not
@@ -59,25 +63,25 @@ func (e *Expression) String() string { return e.src }
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
 	if e.simple {
-		return eval(e.root, data)
+		return e.tree.eval(e.tree.root(), data)
 	}
 	defer guard(&err)
-	return eval(e.root, data)
+	return e.tree.eval(e.tree.root(), data)
 }
 
-// simpleTree reports whether n is made only of nodes whose evaluation is a
+// simple reports whether n is made only of nodes whose evaluation is a
 // map lookup, a bounds-checked index or a literal: nothing there can panic,
 // so Search skips the recover guard, whose cost is most of the time of the
 // short field paths that select idempotency keys.
-func simpleTree(n *node) bool {
+func (t *tree) simple(n *node) bool {
 	switch n.kind {
 	case nField, nCurrent, nIndex, nLiteral:
 		return true
 	case nIndexExpr, nPipe:
-		return simpleTree(n.left) && simpleTree(n.right)
+		return t.simple(t.at(n.left)) && t.simple(t.at(n.right))
 	case nSubexpr:
-		for c := n.left; c != nil; c = c.next {
-			if !simpleTree(c) {
+		for i := n.left; i != 0; i = t.nodes[i].next {
+			if !t.simple(&t.nodes[i]) {
 				return false
 			}
 		}

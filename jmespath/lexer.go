@@ -1,6 +1,7 @@
 package jmespath
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -53,12 +54,13 @@ var tokenNames = [...]string{
 func (k tokenKind) String() string { return tokenNames[k] }
 
 // token holds no pointers, so that the parser can copy tokens around freely
-// (no write barriers); its source is src[pos:end], and the value of a literal
-// or of a quoted name that needed unescaping is lexer.vals[val].
+// (no write barriers); its source is src[pos:end]. The value of a literal
+// or of a quoted name that needed unescaping is lexer.vals[val]; a number's
+// value is val itself.
 type token struct {
 	kind     tokenKind
 	pos, end int32
-	val      int32 // index in lexer.vals, or -1
+	val      int32 // index in lexer.vals, or -1; for tNumber, the number
 }
 
 // lexer turns an expression into tokens one at a time, on demand, without
@@ -93,7 +95,7 @@ func (lx *lexer) peek() byte {
 	return 0
 }
 
-// text returns a name's or a number's text.
+// text returns a name's text.
 func (lx *lexer) text(t token) string {
 	switch {
 	case t.val >= 0:
@@ -189,24 +191,39 @@ func (lx *lexer) two(second byte, long, short tokenKind) (token, error) {
 	return lx.emit(short, lx.pos, lx.pos+1)
 }
 
+// number reads an integer. Its value goes in token.val, clamped to the
+// int32 range: a number serves as an index or a slice bound, and no array
+// has 2^31 elements, so the clamped value selects what the written one
+// would. Numbers beyond int64 are refused, as strconv.Atoi would.
 func (lx *lexer) number() (token, error) {
 	src, start := lx.src, lx.pos
 	end := start
-	if src[end] == '-' {
+	neg := src[end] == '-'
+	if neg {
 		end++
 	}
 	digits := end
-	for end < len(src) && isDigit(src[end]) {
-		end++
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++
+	}
+	var v uint64
+	for ; end < len(src) && isDigit(src[end]); end++ {
+		d := uint64(src[end] - '0')
+		if v > (limit-d)/10 {
+			return token{}, lx.errorf(start, "number out of range")
+		}
+		v = v*10 + d
 	}
 	if end == digits {
 		return token{}, lx.errorf(start, "'-' must be followed by digits")
 	}
-	if _, err := strconv.Atoi(src[start:end]); err != nil {
-		return token{}, lx.errorf(start, "number out of range")
-	}
 	lx.pos = end
-	return token{kind: tNumber, pos: int32(start), end: int32(end), val: -1}, nil
+	val := int32(min(v, math.MaxInt32))
+	if neg {
+		val = int32(-int64(min(v, -math.MinInt32)))
+	}
+	return token{kind: tNumber, pos: int32(start), end: int32(end), val: val}, nil
 }
 
 // delimited returns the text between the delimiter at lx.pos and the next

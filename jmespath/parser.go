@@ -31,12 +31,15 @@ type parser struct {
 	next   token // the one after it
 	lexErr error // why the lexer stopped, once a token is tError
 	depth  int
-	arena  []node
+	nodes  []node // the arena; see node
+	names  []byte // the names that needed unescaping, for tree.text
 	fns    functionTable
 }
 
 func newParser(src string, fns functionTable) parser {
 	p := parser{src: src, lx: lexer{src: src}, fns: fns}
+	// One allocation for the usual expression; node 0 stands for none.
+	p.nodes = make([]node, 1, estimateNodes(src))
 	p.next = p.scan()
 	p.advance()
 	return p
@@ -85,103 +88,100 @@ func (p *parser) match(k tokenKind) error {
 	return nil
 }
 
-// newNode takes a node from the arena; nodes are allocated in chunks so
-// that compiling costs few allocations.
-func (p *parser) newNode(kind nodeKind, pos int32, children ...*node) (*node, error) {
-	if len(p.arena) == cap(p.arena) {
-		p.arena = make([]node, 0, max(2*cap(p.arena), estimateNodes(p.src)))
-	}
-	// The chunk is zeroed; setting fields one by one, rather than
-	// appending a whole node, spares the write barriers of its pointers.
-	p.arena = p.arena[:len(p.arena)+1]
-	n := &p.arena[len(p.arena)-1]
-	n.kind, n.pos = kind, pos
-	for _, c := range children {
-		if c != nil && c.depth >= n.depth {
-			n.depth = c.depth + 1
-		}
+// add appends n to the arena and returns its index. n's children are
+// already there, so its height can be checked now. Nodes are appended by
+// value and hold no pointers: growing the arena is a plain copy, and the
+// parser keeps indexes, never pointers, across calls that add nodes.
+func (p *parser) add(n node) (int32, error) {
+	n.depth = max(p.height(n.left), p.height(n.right))
+	if n.kind == nFilterProjection {
+		n.depth = max(n.depth, p.height(n.a))
 	}
 	if n.depth > maxDepth {
-		return nil, p.errorAt(pos, "expression nested too deeply")
+		return 0, p.errorAt(n.pos, "expression nested too deeply")
 	}
-	return n, nil
+	p.nodes = append(p.nodes, n)
+	return int32(len(p.nodes) - 1), nil
 }
 
-func (p *parser) binary(kind nodeKind, pos int32, left, right *node) (*node, error) {
-	n, err := p.newNode(kind, pos, left, right)
-	if err != nil {
-		return nil, err
+// height is the depth a parent of node i has at least.
+func (p *parser) height(i int32) uint16 {
+	if i == 0 {
+		return 0
 	}
-	n.left, n.right = left, right
-	return n, nil
+	return p.nodes[i].depth + 1
 }
 
-func (p *parser) parse() (*node, error) {
-	n, err := p.expression(0)
+func (p *parser) leaf(kind nodeKind, pos int32) (int32, error) {
+	return p.add(node{kind: kind, pos: pos})
+}
+
+func (p *parser) binary(kind nodeKind, pos int32, left, right int32) (int32, error) {
+	return p.add(node{kind: kind, pos: pos, left: left, right: right})
+}
+
+// parse parses the whole expression into a tree.
+func (p *parser) parse() (tree, error) {
+	top, err := p.expression(0)
 	if err != nil {
-		return nil, err
+		return tree{}, err
 	}
 	if p.cur() != tEOF {
-		return nil, p.unexpected()
+		return tree{}, p.unexpected()
 	}
-	return n, nil
+	text := p.src
+	if len(p.names) > 0 {
+		text += string(p.names)
+	}
+	return tree{nodes: p.nodes, text: text, vals: p.lx.vals, top: top}, nil
 }
 
-func (p *parser) expression(bp int) (*node, error) {
+func (p *parser) expression(bp int) (int32, error) {
 	if p.depth++; p.depth > maxDepth {
-		return nil, p.errorAt(p.tok.pos, "expression nested too deeply")
+		return 0, p.errorAt(p.tok.pos, "expression nested too deeply")
 	}
-	defer func() { p.depth-- }()
 	tok := p.tok
 	p.advance()
 	left, err := p.nud(tok)
-	if err != nil {
-		return nil, err
-	}
-	for bp < bindingPower[p.cur()] {
+	for err == nil && bp < bindingPower[p.cur()] {
 		tok = p.tok
 		p.advance()
-		if left, err = p.led(tok, left); err != nil {
-			return nil, err
-		}
+		left, err = p.led(tok, left)
 	}
-	return left, nil
+	p.depth--
+	return left, err
 }
 
-func (p *parser) nud(tok token) (*node, error) {
+func (p *parser) nud(tok token) (int32, error) {
 	switch tok.kind {
 	case tLiteral:
-		n, err := p.newNode(nLiteral, tok.pos)
-		if err == nil {
-			n.lit = p.lx.vals[tok.val]
-		}
-		return n, err
+		return p.add(node{kind: nLiteral, pos: tok.pos, a: tok.val})
 	case tUnquoted:
 		return p.field(tok)
 	case tQuoted:
 		if p.cur() == tLparen {
-			return nil, p.errorAt(tok.pos, "a quoted identifier cannot name a function")
+			return 0, p.errorAt(tok.pos, "a quoted identifier cannot name a function")
 		}
 		return p.field(tok)
 	case tStar:
-		left, err := p.newNode(nCurrent, tok.pos)
+		left, err := p.leaf(nCurrent, tok.pos)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		var right *node
+		var right int32
 		if p.cur() == tRbracket {
-			right, err = p.newNode(nCurrent, tok.pos)
+			right, err = p.leaf(nCurrent, tok.pos)
 		} else {
 			right, err = p.projectionRHS(bindingPower[tStar])
 		}
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		return p.binary(nValueProjection, tok.pos, left, right)
 	case tFilter:
-		cur, err := p.newNode(nCurrent, tok.pos)
+		cur, err := p.leaf(nCurrent, tok.pos)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		return p.filter(tok, cur)
 	case tLbrace:
@@ -189,25 +189,25 @@ func (p *parser) nud(tok token) (*node, error) {
 	case tLparen:
 		n, err := p.expression(0)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		return n, p.match(tRparen)
 	case tFlatten:
-		cur, err := p.newNode(nCurrent, tok.pos)
+		cur, err := p.leaf(nCurrent, tok.pos)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		return p.flatten(tok, cur)
 	case tNot:
 		operand, err := p.expression(bindingPower[tNot])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		return p.binary(nNot, tok.pos, operand, nil)
+		return p.binary(nNot, tok.pos, operand, 0)
 	case tLbracket:
-		cur, err := p.newNode(nCurrent, tok.pos)
+		cur, err := p.leaf(nCurrent, tok.pos)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		switch {
 		case p.cur() == tNumber || p.cur() == tColon:
@@ -219,47 +219,62 @@ func (p *parser) nud(tok token) (*node, error) {
 		}
 		return p.multiList(tok)
 	case tCurrent:
-		return p.newNode(nCurrent, tok.pos)
+		return p.leaf(nCurrent, tok.pos)
 	case tExpref:
 		operand, err := p.expression(0)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		return p.binary(nExpref, tok.pos, operand, nil)
+		return p.binary(nExpref, tok.pos, operand, 0)
 	case tEOF:
-		return nil, p.errorAt(tok.pos, "incomplete expression")
+		return 0, p.errorAt(tok.pos, "incomplete expression")
 	}
-	return nil, p.errorAt(tok.pos, "unexpected "+tok.kind.String())
+	return 0, p.errorAt(tok.pos, "unexpected "+tok.kind.String())
 }
 
-func (p *parser) field(tok token) (*node, error) {
-	n, err := p.newNode(nField, tok.pos)
-	if err == nil {
-		n.name = p.lx.text(tok)
+// field makes the node of a name: its text in the expression, or, for a
+// quoted name that needed unescaping, appended to p.names.
+func (p *parser) field(tok token) (int32, error) {
+	n := node{kind: nField, pos: tok.pos, a: tok.pos, b: tok.end}
+	switch {
+	case tok.val >= 0:
+		n.a = int32(len(p.src) + len(p.names))
+		p.names = append(p.names, p.lx.vals[tok.val].(string)...)
+		n.b = int32(len(p.src) + len(p.names))
+	case tok.kind == tQuoted:
+		n.a, n.b = tok.pos+1, tok.end-1
 	}
-	return n, err
+	return p.add(n)
 }
 
-func (p *parser) led(tok token, left *node) (*node, error) {
+// nameOf returns the name of an nField node.
+func (p *parser) nameOf(n *node) string {
+	if int(n.a) < len(p.src) {
+		return p.src[n.a:n.b]
+	}
+	return string(p.names[int(n.a)-len(p.src) : int(n.b)-len(p.src)])
+}
+
+func (p *parser) led(tok token, left int32) (int32, error) {
 	switch tok.kind {
 	case tDot:
 		if p.cur() == tStar {
 			p.advance()
 			right, err := p.projectionRHS(bindingPower[tDot])
 			if err != nil {
-				return nil, err
+				return 0, err
 			}
 			return p.binary(nValueProjection, tok.pos, left, right)
 		}
 		right, err := p.dotRHS(bindingPower[tDot])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		return p.subexpr(tok.pos, left, right)
 	case tPipe, tOr, tAnd:
 		right, err := p.expression(bindingPower[tok.kind])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		kind := nPipe
 		switch tok.kind {
@@ -272,13 +287,9 @@ func (p *parser) led(tok token, left *node) (*node, error) {
 	case tEQ, tNE, tLT, tLTE, tGT, tGTE:
 		right, err := p.expression(bindingPower[tok.kind])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		n, err := p.binary(nCompare, tok.pos, left, right)
-		if err == nil {
-			n.op = tok.kind
-		}
-		return n, err
+		return p.add(node{kind: nCompare, op: tok.kind, pos: tok.pos, left: left, right: right})
 	case tLparen:
 		return p.function(tok, left)
 	case tFilter:
@@ -290,39 +301,34 @@ func (p *parser) led(tok token, left *node) (*node, error) {
 			return p.indexOrSlice(tok, left)
 		}
 		if err := p.match(tStar); err != nil {
-			return nil, err
+			return 0, err
 		}
 		if err := p.match(tRbracket); err != nil {
-			return nil, err
+			return 0, err
 		}
 		return p.projection(tok, left, bindingPower[tStar])
 	}
-	return nil, p.errorAt(tok.pos, "unexpected "+tok.kind.String())
+	return 0, p.errorAt(tok.pos, "unexpected "+tok.kind.String())
 }
 
 // subexpr appends right to left's chain, keeping a.b.c flat so that long
 // paths do not make deep trees.
-func (p *parser) subexpr(pos int32, left, right *node) (*node, error) {
-	if left.kind == nSubexpr {
-		if right.depth >= maxDepth {
-			return nil, p.errorAt(pos, "expression nested too deeply")
+func (p *parser) subexpr(pos int32, left, right int32) (int32, error) {
+	if l := &p.nodes[left]; l.kind == nSubexpr {
+		if r := p.nodes[right].depth; r >= maxDepth {
+			return 0, p.errorAt(pos, "expression nested too deeply")
+		} else if r >= l.depth {
+			l.depth = r + 1
 		}
-		if right.depth >= left.depth {
-			left.depth = right.depth + 1
-		}
-		left.right.next = right
-		left.right = right
+		p.nodes[l.right].next = right
+		l.right = right
 		return left, nil
 	}
-	n, err := p.newNode(nSubexpr, pos, left, right)
-	if err == nil {
-		left.next = right
-		n.left, n.right = left, right
-	}
-	return n, err
+	p.nodes[left].next = right
+	return p.binary(nSubexpr, pos, left, right)
 }
 
-func (p *parser) dotRHS(bp int) (*node, error) {
+func (p *parser) dotRHS(bp int) (int32, error) {
 	switch p.cur() {
 	case tUnquoted, tQuoted, tStar:
 		return p.expression(bp)
@@ -336,5 +342,5 @@ func (p *parser) dotRHS(bp int) (*node, error) {
 		return p.multiHash(tok)
 	}
 	t := p.tok
-	return nil, p.errorAt(t.pos, "expected identifier, '[' or '{' after '.', found "+t.kind.String())
+	return 0, p.errorAt(t.pos, "expected identifier, '[' or '{' after '.', found "+t.kind.String())
 }

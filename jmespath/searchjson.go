@@ -24,7 +24,7 @@ func (e *Expression) SearchJSON(raw []byte) (result any, err error) {
 	if err != nil {
 		return nil, &InvalidValueError{Msg: "invalid JSON document", Err: err}
 	}
-	return eval(e.root, doc)
+	return e.tree.eval(e.tree.root(), doc)
 }
 
 type stepKind uint8
@@ -43,18 +43,18 @@ type pathStep struct {
 
 // planPath returns the steps of an expression that SearchJSON can answer by
 // scanning, or nil.
-func planPath(n *node) []pathStep {
-	size := pathLen(n)
+func planPath(t *tree) []pathStep {
+	size := pathLen(t, t.root())
 	if size <= 0 {
 		return nil
 	}
-	steps, _ := appendPath(make([]pathStep, 0, size), n)
+	steps, _ := appendPath(t, make([]pathStep, 0, size), t.root())
 	return steps
 }
 
 // pathLen counts the steps appendPath would produce, or returns -1 if the
 // expression is not a path.
-func pathLen(n *node) int {
+func pathLen(t *tree, n *node) int {
 	switch n.kind {
 	case nCurrent:
 		return 0
@@ -62,8 +62,8 @@ func pathLen(n *node) int {
 		return 1
 	case nSubexpr:
 		total := 0
-		for c := n.left; c != nil; c = c.next {
-			k := pathLen(c)
+		for i := n.left; i != 0; i = t.nodes[i].next {
+			k := pathLen(t, &t.nodes[i])
 			if k < 0 {
 				return -1
 			}
@@ -71,47 +71,48 @@ func pathLen(n *node) int {
 		}
 		return total
 	case nIndexExpr:
-		if n.right.kind != nIndex || n.right.index < 0 {
+		if r := t.at(n.right); r.kind != nIndex || r.index() < 0 {
 			return -1
 		}
-		if k := pathLen(n.left); k >= 0 {
+		if k := pathLen(t, t.at(n.left)); k >= 0 {
 			return k + 1
 		}
 	case nFunction:
-		if n.fn() != powertoolsJSON || n.index != 1 {
+		if t.fn(n) != powertoolsJSON || n.count() != 1 {
 			return -1
 		}
-		if k := pathLen(n.left); k >= 0 {
+		if k := pathLen(t, t.at(n.left)); k >= 0 {
 			return k + 1
 		}
 	}
 	return -1
 }
 
-func appendPath(steps []pathStep, n *node) ([]pathStep, bool) {
+func appendPath(t *tree, steps []pathStep, n *node) ([]pathStep, bool) {
 	ok := true
 	switch n.kind {
 	case nCurrent:
 	case nField:
-		steps = append(steps, pathStep{kind: stepField, name: n.name})
+		steps = append(steps, pathStep{kind: stepField, name: t.name(n)})
 	case nSubexpr:
-		for c := n.left; c != nil; c = c.next {
-			if steps, ok = appendPath(steps, c); !ok {
+		for i := n.left; i != 0; i = t.nodes[i].next {
+			if steps, ok = appendPath(t, steps, &t.nodes[i]); !ok {
 				break
 			}
 		}
 	case nIndexExpr:
-		if n.right.kind != nIndex || n.right.index < 0 {
+		r := t.at(n.right)
+		if r.kind != nIndex || r.index() < 0 {
 			return nil, false
 		}
-		if steps, ok = appendPath(steps, n.left); ok {
-			steps = append(steps, pathStep{kind: stepIndex, index: n.right.index})
+		if steps, ok = appendPath(t, steps, t.at(n.left)); ok {
+			steps = append(steps, pathStep{kind: stepIndex, index: r.index()})
 		}
 	case nFunction:
-		if n.fn() != powertoolsJSON || n.index != 1 {
+		if t.fn(n) != powertoolsJSON || n.count() != 1 {
 			return nil, false
 		}
-		if steps, ok = appendPath(steps, n.left); ok {
+		if steps, ok = appendPath(t, steps, t.at(n.left)); ok {
 			steps = append(steps, pathStep{kind: stepJSON})
 		}
 	default:
