@@ -3,7 +3,10 @@
 // in a loop in this process. It speaks the same small protocol as
 // ../python/bench.py and ../node/bench.mjs:
 //
-//	gobench -store dynamodb|memory -scenario new|dup|cache -n N [-endpoint URL -table T]
+//	gobench -store dynamodb|memory|sdk -scenario new|dup|cache -n N [-endpoint URL -table T]
+//
+// Store sdk is not the library: it makes the same DynamoDB requests with the
+// AWS SDK for Go alone (floor.go), on the new and dup paths only.
 //
 // It prepares (for dup and cache, N calls that leave N completed records),
 // prints READY, waits for a line on stdin, makes the N measured calls, and
@@ -46,7 +49,7 @@ func handler(_ context.Context, e event) (reply, error) {
 }
 
 func main() {
-	storeName := flag.String("store", "memory", "dynamodb or memory")
+	storeName := flag.String("store", "memory", "dynamodb, memory, or sdk (the SDK's requests alone)")
 	scenario := flag.String("scenario", "new", "new, dup or cache")
 	n := flag.Int("n", 1000, "measured calls")
 	endpoint := flag.String("endpoint", "", "DynamoDB endpoint (store dynamodb)")
@@ -61,52 +64,74 @@ func main() {
 }
 
 func run(storeName, scenario string, n int, endpoint, table string) error {
+	newClient := func() *dynamodb.Client {
+		return dynamodb.NewFromConfig(aws.Config{
+			Region:      "us-east-1",
+			Credentials: aws.CredentialsProviderFunc(staticCredentials),
+		}, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	}
 	var store idempotency.Store
 	switch storeName {
 	case "memory":
 		store = idempotencytest.NewStore()
 	case "dynamodb":
-		client := dynamodb.NewFromConfig(aws.Config{
-			Region:      "us-east-1",
-			Credentials: aws.CredentialsProviderFunc(staticCredentials),
-		}, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
-		s, err := dynamo.New(client, func(o *dynamo.Options) { o.TableName = table })
+		s, err := dynamo.New(newClient(), func(o *dynamo.Options) { o.TableName = table })
 		if err != nil {
 			return err
 		}
 		store = s
+	case "sdk":
+		if scenario == "cache" {
+			return fmt.Errorf("store sdk has no cache scenario: it makes no requests")
+		}
 	default:
 		return fmt.Errorf("unknown store %q", storeName)
 	}
-	opts := []idempotency.Option{idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench")}
-	if scenario == "cache" {
-		opts = append(opts, idempotency.WithLocalCache(n))
-	}
-	h := idempotency.Wrap(store, handler, opts...)
 	run := fmt.Sprintf("go-%d-%d", os.Getpid(), time.Now().UnixNano())
 
 	// The events are encoded before the clock starts, as the Lambda
-	// runtime hands the handler bytes.
-	events := make([][]byte, n)
+	// runtime hands the handler bytes. Each keeps its key for the SDK
+	// floor, which has no key to find.
+	events := make([]call, n)
 	for i := range events {
-		events[i], _ = json.Marshal(event{ID: fmt.Sprintf("%s-%d", run, i), Amount: 1250, Currency: "EUR"})
+		events[i] = newCall(fmt.Sprintf("%s-%d", run, i))
 	}
-	call := func(payload []byte) error {
+	// invoke is one measured call; prepare is what the warm-up does.
+	var invoke, prepare func(ctx context.Context, c call) error
+	if storeName == "sdk" {
+		floor := sdkFloor{client: newClient(), table: table}
+		prepare = func(ctx context.Context, c call) error { return floor.call(ctx, c.key, true) }
+		invoke = prepare
+		if scenario == "dup" {
+			invoke = func(ctx context.Context, c call) error { return floor.call(ctx, c.key, false) }
+		}
+	} else {
+		opts := []idempotency.Option{idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench")}
+		if scenario == "cache" {
+			opts = append(opts, idempotency.WithLocalCache(n))
+		}
+		h := idempotency.Wrap(store, handler, opts...)
+		invoke = func(ctx context.Context, c call) error {
+			_, err := h.Invoke(ctx, c.payload)
+			return err
+		}
+		prepare = invoke
+	}
+	do := func(f func(context.Context, call) error, c call) error {
 		// aws-lambda-go gives each invocation a context with its deadline.
 		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(30*time.Second))
 		defer cancel()
-		_, err := h.Invoke(ctx, payload)
-		return err
+		return f(ctx, c)
 	}
 	warm := events
 	if scenario == "new" {
-		warm = make([][]byte, min(n, 50))
+		warm = make([]call, min(n, 50))
 		for i := range warm {
-			warm[i], _ = json.Marshal(event{ID: fmt.Sprintf("%s-warm-%d", run, i), Amount: 1250, Currency: "EUR"})
+			warm[i] = newCall(fmt.Sprintf("%s-warm-%d", run, i))
 		}
 	}
-	for _, e := range warm {
-		if err := call(e); err != nil {
+	for _, c := range warm {
+		if err := do(prepare, c); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -129,8 +154,11 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 	}
 	cpu0, start := cpuTime(), time.Now()
 	errors := 0
-	for _, e := range events {
-		if call(e) != nil {
+	for _, c := range events {
+		if err := do(invoke, c); err != nil {
+			if errors == 0 {
+				fmt.Fprintln(os.Stderr, "gobench: first failed call:", err)
+			}
 			errors++
 		}
 	}
@@ -139,6 +167,18 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 		"calls": n, "seconds": wall.Seconds(), "cpu_seconds": cpu.Seconds(), "errors": errors,
 		"version": runtime.Version(),
 	})
+}
+
+// call is one event: the bytes the library gets, and the key the SDK floor
+// uses.
+type call struct {
+	payload []byte
+	key     string
+}
+
+func newCall(id string) call {
+	payload, _ := json.Marshal(event{ID: id, Amount: 1250, Currency: "EUR"})
+	return call{payload: payload, key: "bench#" + id}
 }
 
 // profile is the -cpuprofile file, "" for none.
