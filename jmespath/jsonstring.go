@@ -1,6 +1,8 @@
 package jmespath
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -20,7 +22,12 @@ func unquoteBytes(q []byte) ([]byte, bool) {
 	if _, ok := r.skipString(); !ok || r.i != len(q) {
 		return nil, false
 	}
-	s := q[1 : len(q)-1]
+	return unescape(q[1 : len(q)-1]), true
+}
+
+// unescape decodes the contents s of a valid JSON string, one that
+// scanString accepted.
+func unescape(s []byte) []byte {
 	b := make([]byte, 0, len(s)+utf8.UTFMax)
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -57,15 +64,30 @@ func unquoteBytes(q []byte) ([]byte, bool) {
 			}
 			i += 2
 		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
+			j := escapeOrHigh(s, i+1)
+			b = append(b, s[i:j]...)
+			i = j
 		default:
 			rr, size := utf8.DecodeRune(s[i:])
 			b = utf8.AppendRune(b, rr)
 			i += size
 		}
 	}
-	return b, true
+	return b
+}
+
+// escapeOrHigh returns the index of the first backslash or byte >= 0x80 in
+// s at or after i, or len(s), eight bytes a step (see stringStops).
+func escapeOrHigh(s []byte, i int) int {
+	for ; i <= len(s)-8; i += 8 {
+		w := binary.LittleEndian.Uint64(s[i : i+8])
+		if m := (((w ^ (ones * '\\')) - ones) | w) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s) && s[i] != '\\' && s[i] < utf8.RuneSelf; i++ {
+	}
+	return i
 }
 
 func hex4(h []byte) rune {

@@ -3,7 +3,6 @@ package jmespath
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // maxJSONDepth is one less than encoding/json's nesting limit, so that this
@@ -59,11 +58,7 @@ func decodeStd(raw []byte) (any, error) {
 	return v, nil
 }
 
-func (r *jsonReader) space() {
-	for r.i < len(r.b) && isSpace(r.b[r.i]) {
-		r.i++
-	}
-}
+func (r *jsonReader) space() { r.i = space(r.b, r.i) }
 
 func (r *jsonReader) value() (any, bool) {
 	if r.i >= len(r.b) {
@@ -118,103 +113,27 @@ func (r *jsonReader) stringValue() (string, bool) {
 	if plain {
 		return string(r.b[start+1 : r.i-1]), true
 	}
-	return unquoteJSON(r.b[start:r.i])
+	return string(unescape(r.b[start+1 : r.i-1])), true
 }
-
-// plainByte marks the bytes a string can hold as they are: printable
-// ASCII other than the quote and the backslash.
-var plainByte = func() (t [256]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // skipString moves past the string at r.i. plain reports that its bytes
 // between the quotes are its value (no escape, valid UTF-8).
 func (r *jsonReader) skipString() (plain, ok bool) {
-	b := r.b
-	i := r.i + 1
-	plain = true
-	high := false
-	for {
-		for i < len(b) && plainByte[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			return false, false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			if high && plain {
-				plain = utf8.Valid(b[r.i+1 : i])
-			}
-			r.i = i + 1
-			return plain, true
-		case c == '\\':
-			plain = false
-			i++
-			if i >= len(b) {
-				return false, false
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
-					return false, false
-				}
-				i += 4
-			default:
-				return false, false
-			}
-		case c < ' ':
-			return false, false
-		default: // c >= utf8.RuneSelf
-			high = true
-		}
-		i++
+	end, plain := scanString(r.b, r.i+1)
+	if end < 0 {
+		return false, false
 	}
+	r.i = end
+	return plain, true
 }
 
-func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
+// number moves past the number at r.i.
 func (r *jsonReader) number() bool {
-	b, i := r.b, r.i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	default:
+	end := numberEnd(r.b, r.i)
+	if end < 0 {
 		return false
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || !isDigit(b[i]) {
-			return false
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || !isDigit(b[i]) {
-			return false
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	r.i = i
+	r.i = end
 	return true
 }
 
@@ -228,11 +147,7 @@ func (r *jsonReader) object() (any, bool) {
 		if plain {
 			key = string(r.b[keyStart+1 : keyEnd-1])
 		} else {
-			k, ok := unquoteBytes(r.b[keyStart:keyEnd])
-			if !ok {
-				return false
-			}
-			key = string(k)
+			key = string(unescape(r.b[keyStart+1 : keyEnd-1]))
 		}
 		v, ok := r.value()
 		m[key] = v
@@ -310,24 +225,10 @@ func (r *jsonReader) walk(object bool, each func(keyStart, keyEnd int, plainKey 
 
 // skip moves past one value, validating it, without building anything.
 func (r *jsonReader) skip() bool {
-	if r.i >= len(r.b) {
+	end := skipValue(r.b, r.i, r.depth)
+	if end < 0 {
 		return false
 	}
-	switch c := r.b[r.i]; {
-	case c == '"':
-		_, ok := r.skipString()
-		return ok
-	case c == '{' || c == '[':
-		if r.depth++; r.depth > maxJSONDepth {
-			return false
-		}
-		ok := r.walk(c == '{', func(int, int, bool) bool { return r.skip() })
-		r.depth--
-		return ok
-	case c == '-' || isDigit(c):
-		return r.number()
-	default:
-		_, ok := r.word()
-		return ok
-	}
+	r.i = end
+	return true
 }

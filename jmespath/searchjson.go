@@ -183,40 +183,113 @@ func (r *jsonReader) missing(rest []pathStep) (any, bool) {
 // findMember walks the object or array at r.i for the member st selects. In
 // an object the last of duplicate keys wins, as in encoding/json.
 func (r *jsonReader) findMember(st pathStep, rest []pathStep) (any, bool) {
-	var result any
-	found := false
-	elem := 0
-	ok := r.walk(st.kind == stepField, func(keyStart, keyEnd int, plainKey bool) bool {
-		hit := false
-		if st.kind == stepField {
-			hit = keyIs(r.b[keyStart:keyEnd], plainKey, st.name)
-		} else {
-			hit = elem == st.index
-			elem++
-		}
-		if !hit {
-			return r.skip()
-		}
-		v, ok := r.find(rest)
-		result, found = v, true
-		return ok
-	})
-	if !ok {
-		return nil, false
+	if st.kind == stepField {
+		return r.findField(st.name, rest)
 	}
-	if !found {
-		return r.missing(rest)
-	}
-	return result, true
+	return r.findElement(st.index, rest)
 }
 
-// keyIs reports whether the quoted key q decodes to name.
+// findField is findMember for the field name of the object at r.i. Keys
+// are compared as they are in the text unless they need decoding.
+func (r *jsonReader) findField(name string, rest []pathStep) (any, bool) {
+	b := r.b
+	var result any
+	found := false
+	i := space(b, r.i+1)
+	if i < len(b) && b[i] == '}' {
+		r.i = i + 1
+		return r.missing(rest)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		keyStart := i
+		keyEnd, plain := scanString(b, i+1)
+		if keyEnd < 0 {
+			return nil, false
+		}
+		i = space(b, keyEnd)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = space(b, i+1)
+		if keyIs(b[keyStart:keyEnd], plain, name) {
+			r.i = i
+			v, ok := r.find(rest)
+			if !ok {
+				return nil, false
+			}
+			result, found = v, true
+			i = space(b, r.i)
+		} else if i = skipMember(b, i, r.depth); i < 0 {
+			return nil, false
+		}
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i = space(b, i+1)
+		case '}':
+			r.i = i + 1
+			if !found {
+				return r.missing(rest)
+			}
+			return result, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// findElement is findMember for element index of the array at r.i.
+func (r *jsonReader) findElement(index int, rest []pathStep) (any, bool) {
+	b := r.b
+	var result any
+	found := false
+	i := space(b, r.i+1)
+	if i < len(b) && b[i] == ']' {
+		r.i = i + 1
+		return r.missing(rest)
+	}
+	for elem := 0; ; elem++ {
+		if elem == index {
+			r.i = i
+			v, ok := r.find(rest)
+			if !ok {
+				return nil, false
+			}
+			result, found = v, true
+			i = space(b, r.i)
+		} else if i = skipMember(b, i, r.depth); i < 0 {
+			return nil, false
+		}
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i = space(b, i+1)
+		case ']':
+			r.i = i + 1
+			if !found {
+				return r.missing(rest)
+			}
+			return result, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// keyIs reports whether the quoted key q, already validated, decodes to
+// name.
 func keyIs(q []byte, plain bool, name string) bool {
 	if plain {
 		return string(q[1:len(q)-1]) == name
 	}
-	k, ok := unquoteBytes(q)
-	return ok && string(k) == name
+	return string(unescape(q[1:len(q)-1])) == name
 }
 
 // stringBytes returns the value of the string at r.i, sharing r.b when it
@@ -230,5 +303,5 @@ func (r *jsonReader) stringBytes() ([]byte, bool) {
 	if plain {
 		return r.b[start+1 : r.i-1], true
 	}
-	return unquoteBytes(r.b[start:r.i])
+	return unescape(r.b[start+1 : r.i-1]), true
 }

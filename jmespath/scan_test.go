@@ -1,0 +1,95 @@
+package jmespath
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// refStringEnd is stringEnd and scanString written byte by byte, the
+// obvious way: the reference for the eight-byte steps.
+func refStringEnd(b []byte, i int) (end int, plain bool) {
+	start := i
+	plain = true
+	for i < len(b) {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, plain && utf8.Valid(b[start:i])
+		case c == '\\':
+			n := escapeLen(b, i)
+			if n == 0 {
+				return -1, false
+			}
+			plain = false
+			i += n
+		case c < ' ':
+			return -1, false
+		default:
+			i++
+		}
+	}
+	return -1, false
+}
+
+func refSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func checkScanners(t *testing.T, b []byte) {
+	t.Helper()
+	wantEnd, wantPlain := refStringEnd(b, 0)
+	if got := stringEnd(b, 0); got != wantEnd {
+		t.Fatalf("stringEnd(%q) = %d, want %d", b, got, wantEnd)
+	}
+	if got, plain := scanString(b, 0); got != wantEnd || got >= 0 && plain != wantPlain {
+		t.Fatalf("scanString(%q) = %d, %v; want %d, %v", b, got, plain, wantEnd, wantPlain)
+	}
+	if got, want := space(b, 0), refSpace(b, 0); got != want {
+		t.Fatalf("space(%q) = %d, want %d", b, got, want)
+	}
+	if wantEnd >= 0 && !wantPlain {
+		want := []byte(mustUnquote(t, b[:wantEnd]))
+		if got := unescape(b[:wantEnd-1]); !bytes.Equal(got, want) {
+			t.Fatalf("unescape(%q) = %q, want %q", b[:wantEnd-1], got, want)
+		}
+	}
+}
+
+func mustUnquote(t *testing.T, contents []byte) string {
+	t.Helper()
+	v, err := decodeStd(append([]byte{'"'}, contents...))
+	if err != nil {
+		t.Fatalf("reference decode of %q: %v", contents, err)
+	}
+	return v.(string)
+}
+
+// The eight- and sixteen-byte steps must find the first stop byte wherever
+// it falls in a word, also when a second one follows it (a borrow from the
+// first can mark the byte above it).
+func TestScannersStopPositions(t *testing.T) {
+	stops := []string{`"`, `\n`, `\"`, `\u00e9`, `\x`, "\x00", "\x1f", "\x7f", "\x80", "\xff", "é", " ", "\t", "\n", "!"}
+	for n := 0; n < 40; n++ {
+		for _, first := range stops {
+			for _, second := range stops {
+				for gap := 0; gap < 3; gap++ {
+					b := []byte(strings.Repeat("a", n) + first + strings.Repeat(" ", gap) + second + `"` + strings.Repeat("b", 20))
+					checkScanners(t, b)
+					b = []byte(strings.Repeat(" ", n) + first + strings.Repeat(" ", gap) + second)
+					checkScanners(t, b)
+				}
+			}
+		}
+	}
+}
+
+func FuzzScanners(f *testing.F) {
+	for _, s := range []string{`abc"`, `a\"b\\c\u0041"`, "\x01\"", "é\xff\"", "   \n\t x", `\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkScanners(t, b) })
+}
