@@ -162,11 +162,20 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 			}
 		}
 	}
+	table := fmt.Sprintf("bench-compare-syscalls-%d", time.Now().UnixNano())
+	if err := dynamo.CreateTable(context.Background(), direct, func(o *dynamo.Options) { o.TableName = table }); err != nil {
+		return fmt.Errorf("create table: %w", err)
+	}
+	syscalls, err := countSyscalls(impls, proxy, table, tmp, 50, 250)
+	direct.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return fmt.Errorf("system calls: %w", err)
+	}
 	cs, err := measureColdStart(root, tmp, 10)
 	if err != nil {
 		return fmt.Errorf("cold start: %w", err)
 	}
-	section := render(rows, nDynamo, nMemory, repeat) + cs.render()
+	section := render(rows, nDynamo, nMemory, repeat) + renderSyscalls(syscalls, 50, 250) + cs.render()
 	if err := replaceSection(doc, "## Side by side with Powertools", section); err != nil {
 		return err
 	}
