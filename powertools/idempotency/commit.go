@@ -40,9 +40,9 @@ var (
 
 // invocation returns the context the handler runs with: ctx with the key,
 // and with a staging place when the store has one.
-func (e *engine) invocation(ctx context.Context, key string) context.Context {
-	if inv, ok := e.store.(Invoker); ok {
-		ctx = inv.NewInvocation(ctx)
+func (e *engine) invocation(ctx context.Context, key *string) context.Context {
+	if e.invoker != nil {
+		ctx = e.invoker.NewInvocation(ctx)
 	}
 	return withKey(ctx, key)
 }

@@ -83,6 +83,7 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 		return nil, &ConfigError{Name: "WithLocalCache", Err: errors.New("size must not be negative")}
 	}
 	e.cache = newCache(o.cacheSize)
+	e.invoker, _ = store.(Invoker)
 
 	var err error
 	if e.keyExpr, err = compileSetting(o.eventKey, "WithEventKey", envEventKey, kind); err != nil {

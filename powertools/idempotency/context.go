@@ -6,8 +6,11 @@ import "context"
 // its idempotency key.
 type keyContextKey struct{}
 
-// withKey returns ctx carrying the idempotency key for the handler.
-func withKey(ctx context.Context, key string) context.Context {
+// withKey returns ctx carrying the idempotency key for the handler. The
+// key goes in by pointer, usually to the Key of the invocation's record: a
+// string would be copied to the heap to fit in the context's interface
+// value, an allocation on every call.
+func withKey(ctx context.Context, key *string) context.Context {
 	return context.WithValue(ctx, keyContextKey{}, key)
 }
 
@@ -18,7 +21,7 @@ func withoutKey(ctx context.Context) context.Context {
 	if _, ok := KeyFromContext(ctx); !ok {
 		return ctx
 	}
-	return context.WithValue(ctx, keyContextKey{}, nil)
+	return context.WithValue(ctx, keyContextKey{}, (*string)(nil))
 }
 
 // KeyFromContext returns the idempotency key of the invocation that ctx
@@ -27,6 +30,9 @@ func withoutKey(ctx context.Context) context.Context {
 // It reports false when the handler runs without idempotency: disabled, or
 // no key in the event and [WithKeyRequired] off.
 func KeyFromContext(ctx context.Context) (string, bool) {
-	key, ok := ctx.Value(keyContextKey{}).(string)
-	return key, ok
+	key, _ := ctx.Value(keyContextKey{}).(*string)
+	if key == nil {
+		return "", false
+	}
+	return *key, true
 }

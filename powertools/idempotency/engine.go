@@ -31,6 +31,7 @@ type engine struct {
 	replayHook   func(context.Context, *Record)
 	reconcile    reconcileFunc // nil: UNCERTAIN records wait for an operator
 	cache        *cache        // nil: off
+	invoker      Invoker       // store as an Invoker, or nil
 	disabled     bool
 
 	leaseWarned atomic.Bool
@@ -219,7 +220,7 @@ func (e *engine) checkPayload(key string, rec *Record, hash string) error {
 func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) ([]byte, error) {
 	// fn and the writes after it share the invocation's context, which
 	// carries the writes fn staged to the store's Complete.
-	ctx = e.invocation(ctx, rec.Key)
+	ctx = e.invocation(ctx, &rec.Key)
 	returned := false
 	defer func() {
 		// A panic (or runtime.Goexit) leaves returned false: release the
@@ -237,13 +238,15 @@ func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) 
 		}
 		return nil, encErr.err
 	}
-	var uncertain *UncertainError
-	if errors.As(err, &uncertain) {
-		e.hold(writeContext(ctx), rec)
-		return nil, err
-	}
 	if err != nil {
-		e.release(writeContext(ctx), rec)
+		// errors.As only on failure: its target escapes to the heap, an
+		// allocation the successful call need not pay.
+		var uncertain *UncertainError
+		if errors.As(err, &uncertain) {
+			e.hold(writeContext(ctx), rec)
+		} else {
+			e.release(writeContext(ctx), rec)
+		}
 		return nil, err
 	}
 	if err := e.complete(writeContext(ctx), rec, resp, false); err != nil {

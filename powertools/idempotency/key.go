@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -44,16 +43,12 @@ func missing(v any) bool {
 	return false
 }
 
-// canonicalBuffers recycles the scratch space of hashValue: a hash is taken
-// on every invocation, and the canonical text is garbage once hashed.
-var canonicalBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// digest returns the SHA-256 digest of v's canonical JSON.
+// digest returns the SHA-256 digest of v's canonical JSON. A key is
+// usually a short value, so its canonical text is built in a buffer on the
+// stack; a longer one grows onto the heap.
 func digest(v any) ([sha256.Size]byte, error) {
-	bp := canonicalBuffers.Get().(*[]byte)
-	defer canonicalBuffers.Put(bp)
-	b, err := appendCanonical((*bp)[:0], v)
-	*bp = b
+	var buf [256]byte
+	b, err := appendCanonical(buf[:0], v)
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
