@@ -28,8 +28,11 @@ import (
 // The zero value is an empty store ready to use. A Store is safe for
 // concurrent use.
 type Store struct {
-	mu      sync.Mutex
-	records map[string]idempotency.Record
+	mu sync.Mutex
+	// records holds each key's record by pointer, so that Acquire and
+	// Complete overwrite it in place after their one lookup instead of
+	// assigning to the map again.
+	records map[string]*idempotency.Record
 	counts  Counts
 }
 
@@ -60,13 +63,14 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	if old, ok := s.records[rec.Key]; ok && !replaceable(&old, now) {
-		if err := check(&old); err != nil {
+	old := s.records[rec.Key]
+	if old != nil && !replaceable(old, now) {
+		if err := check(old); err != nil {
 			return nil, err
 		}
-		return clone(&old), nil
+		return clone(old), nil
 	}
-	s.store(rec)
+	s.store(old, rec)
 	return nil, nil
 }
 
@@ -83,11 +87,11 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Complete++
-	old, ok := s.records[rec.Key]
-	if !ok || old.LeaseToken != rec.LeaseToken {
+	old := s.records[rec.Key]
+	if old == nil || old.LeaseToken != rec.LeaseToken {
 		return fmt.Errorf("idempotencytest: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.store(rec)
+	s.store(old, rec)
 	return nil
 }
 
@@ -103,8 +107,8 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Release++
-	old, ok := s.records[key]
-	if !ok {
+	old := s.records[key]
+	if old == nil {
 		return nil
 	}
 	if old.LeaseToken != token {
@@ -126,14 +130,14 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Get++
-	old, ok := s.records[key]
-	if !ok {
+	old := s.records[key]
+	if old == nil {
 		return nil, fmt.Errorf("idempotencytest: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
-	if err := check(&old); err != nil {
+	if err := check(old); err != nil {
 		return nil, err
 	}
-	return clone(&old), nil
+	return clone(old), nil
 }
 
 // Put stores a copy of rec as it is, with no condition and no check: a test
@@ -143,7 +147,7 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 func (s *Store) Put(rec *idempotency.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.store(rec)
+	s.store(s.records[rec.Key], rec)
 }
 
 // Records returns a copy of every stored record, expired ones included,
@@ -153,7 +157,7 @@ func (s *Store) Records() []idempotency.Record {
 	defer s.mu.Unlock()
 	out := make([]idempotency.Record, 0, len(s.records))
 	for _, r := range s.records {
-		out = append(out, *clone(&r))
+		out = append(out, *clone(r))
 	}
 	slices.SortFunc(out, func(a, b idempotency.Record) int { return strings.Compare(a.Key, b.Key) })
 	return out
@@ -169,16 +173,20 @@ func (s *Store) Counts() Counts {
 // errEmptyKey matches DynamoDB, which refuses an empty key attribute.
 var errEmptyKey = errors.New("idempotencytest: empty idempotency key")
 
-// store keeps a copy of rec as DynamoDB would return it. The caller holds
-// s.mu.
-func (s *Store) store(rec *idempotency.Record) {
-	if s.records == nil {
-		s.records = make(map[string]idempotency.Record)
+// store keeps a copy of rec as DynamoDB would return it, in old, the
+// record stored under rec.Key, or in a new one when old is nil. The caller
+// holds s.mu.
+func (s *Store) store(old, rec *idempotency.Record) {
+	if old == nil {
+		if s.records == nil {
+			s.records = make(map[string]*idempotency.Record)
+		}
+		old = new(idempotency.Record)
+		s.records[rec.Key] = old
 	}
-	c := clone(rec)
-	c.Expiry = truncate(c.Expiry, time.Second)
-	c.LeaseEnd = truncate(c.LeaseEnd, time.Millisecond)
-	s.records[rec.Key] = *c
+	copyRecord(old, rec)
+	old.Expiry = truncate(old.Expiry, time.Second)
+	old.LeaseEnd = truncate(old.LeaseEnd, time.Millisecond)
 }
 
 // replaceable is the DynamoDB store's Acquire condition: no live record.
@@ -203,14 +211,20 @@ func check(r *idempotency.Record) error {
 
 // clone copies r so that callers never share the stored Response.
 func clone(r *idempotency.Record) *idempotency.Record {
-	c := *r
-	if len(r.Response) == 0 {
+	c := new(idempotency.Record)
+	copyRecord(c, r)
+	return c
+}
+
+// copyRecord copies src to dst, with a copy of its Response.
+func copyRecord(dst, src *idempotency.Record) {
+	*dst = *src
+	if len(src.Response) == 0 {
 		// DynamoDB does not keep an empty data attribute.
-		c.Response = nil
+		dst.Response = nil
 	} else {
-		c.Response = slices.Clone(r.Response)
+		dst.Response = slices.Clone(src.Response)
 	}
-	return &c
 }
 
 // truncate rounds t down to a multiple of d after the Unix epoch, in UTC, as

@@ -23,10 +23,10 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	old, ok := s.records[rec.Key]
-	if !ok || old.Status != idempotency.StatusUncertain || old.LeaseToken != token {
+	old := s.records[rec.Key]
+	if old == nil || old.Status != idempotency.StatusUncertain || old.LeaseToken != token {
 		return fmt.Errorf("idempotencytest: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.store(rec)
+	s.store(old, rec)
 	return nil
 }
