@@ -46,14 +46,30 @@ func stringStops(w uint64) uint64 {
 // byte, a bad escape, no closing quote). It does not look at bytes >= 0x80:
 // encoding/json accepts invalid UTF-8 in strings (it decodes it to U+FFFD),
 // so skipping a string needs no UTF-8 check.
+//
+// It reads sixteen bytes a step, which covers most keys and short values
+// in one step; the steps are written out here rather than called, as this
+// loop runs for nearly every string of a document.
 func stringEnd(b []byte, i int) int {
 	if i < 0 {
 		return -1
 	}
 	for {
-		i = stringStop(b, i)
-		if i >= len(b) {
-			return -1
+		found := false
+		for ; i <= len(b)-16; i += 16 {
+			m1 := stringStops(binary.LittleEndian.Uint64(b[i : i+8]))
+			m2 := stringStops(binary.LittleEndian.Uint64(b[i+8 : i+16]))
+			if m1|m2 != 0 {
+				i += firstStop(m1, m2)
+				found = true
+				break
+			}
+		}
+		if !found {
+			i = stringStop(b, i)
+			if i >= len(b) {
+				return -1
+			}
 		}
 		switch b[i] {
 		case '"':
@@ -70,20 +86,20 @@ func stringEnd(b []byte, i int) int {
 	}
 }
 
+// firstStop returns the offset of the first stop byte in the sixteen
+// bytes whose stringStops are m1 and m2, not both zero. It has no branch,
+// which would mispredict on about half the strings: TrailingZeros64 of a
+// zero m1 is 64, which makes both the 8 of the first word and the mask
+// -(t1>>6) that adds the second word's offset.
+func firstStop(m1, m2 uint64) int {
+	t1 := bits.TrailingZeros64(m1)
+	t2 := bits.TrailingZeros64(m2)
+	return t1>>3 + -(t1>>6)&(t2>>3)
+}
+
 // stringStop returns the index of the first '"', '\\' or control byte at
-// or after i >= 0, or len(b). It reads sixteen bytes a step, which covers
-// most keys and short values in one step.
+// or after i >= 0, or len(b), for the last sixteen bytes or fewer.
 func stringStop(b []byte, i int) int {
-	for ; i <= len(b)-16; i += 16 {
-		m1 := stringStops(binary.LittleEndian.Uint64(b[i : i+8]))
-		m2 := stringStops(binary.LittleEndian.Uint64(b[i+8 : i+16]))
-		if m1|m2 != 0 {
-			if m1 != 0 {
-				return i + bits.TrailingZeros64(m1)>>3
-			}
-			return i + 8 + bits.TrailingZeros64(m2)>>3
-		}
-	}
 	if i <= len(b)-8 {
 		if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
@@ -184,11 +200,9 @@ func skipSpace(b []byte, i int) int {
 		}
 		i++
 		if i <= len(b)-8 {
-			if x := binary.LittleEndian.Uint64(b[i:i+8]) ^ (ones * ' '); x != 0 {
-				i += bits.TrailingZeros64(x) >> 3 // the first byte that is not a space
-			} else {
-				i += 8
-			}
+			// To the first byte that is not a space, or 8 bytes on when
+			// all are: TrailingZeros64(0) is 64.
+			i += bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i:i+8])^(ones*' ')) >> 3
 		}
 	}
 	return i
@@ -262,7 +276,11 @@ func skipObject(b []byte, i, depth int) int {
 		if uint(i) >= uint(len(b)) || b[i] != ':' {
 			return -1
 		}
-		i = space(b, i+1)
+		if i++; uint(i+1) < uint(len(b)) && b[i] == ' ' && b[i+1] > ' ' {
+			i++ // the one space after the colon in an indented document
+		} else {
+			i = space(b, i)
+		}
 		if uint(i) < uint(len(b)) && b[i] == '"' {
 			i = stringEnd(b, i+1)
 		} else {

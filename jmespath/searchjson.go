@@ -150,7 +150,11 @@ func (r *jsonReader) find(steps []pathStep) (any, bool) {
 		if c != '"' {
 			return nil, false
 		}
-		text, ok := r.stringBytes()
+		// The string is decoded into a buffer on the stack when it fits:
+		// the document in it is only read, and what is selected from it
+		// is copied out.
+		var buf [512]byte
+		text, ok := r.stringBytes(buf[:0])
 		if !ok {
 			return nil, false
 		}
@@ -292,9 +296,9 @@ func keyIs(q []byte, plain bool, name string) bool {
 	return string(unescape(q[1:len(q)-1])) == name
 }
 
-// stringBytes returns the value of the string at r.i, sharing r.b when it
-// needs no unescaping.
-func (r *jsonReader) stringBytes() ([]byte, bool) {
+// stringBytes returns the value of the string at r.i: a part of r.b when
+// it needs no decoding, else its decoded bytes appended to buf.
+func (r *jsonReader) stringBytes(buf []byte) ([]byte, bool) {
 	start := r.i
 	plain, ok := r.skipString()
 	if !ok {
@@ -303,5 +307,5 @@ func (r *jsonReader) stringBytes() ([]byte, bool) {
 	if plain {
 		return r.b[start+1 : r.i-1], true
 	}
-	return unescape(r.b[start+1 : r.i-1]), true
+	return appendUnescaped(buf, r.b[start+1:r.i-1]), true
 }
