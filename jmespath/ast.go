@@ -1,16 +1,13 @@
 package jmespath
 
-import "strings"
-
 type nodeKind uint8
 
 const (
 	nField            nodeKind = iota // a name
 	nCurrent                          // @
 	nLiteral                          // a value
-	nSubexpr                          // left, left.next, ...: each applied to the result of the one before; right is the last
+	nSubexpr                          // left, left.next, ...: each applied to the result of the one before; right is the last; a.b, a[0]
 	nIndex                            // an index, applied to the current value
-	nIndexExpr                        // left, then right (an nIndex or nSlice) on its result
 	nSlice                            // a sliceSpec, applied to the current value
 	nProjection                       // left is a list; right applied to each element
 	nValueProjection                  // left is an object; right applied to each value
@@ -56,6 +53,18 @@ type tree struct {
 	text string
 	vals []any // literal values, slice specs, hash keys and functions
 	top  int32 // the root's index
+
+	// simple reports that every node is one whose evaluation is a map
+	// lookup, a bounds-checked index or a literal: nothing there can
+	// panic, so Search skips the recover guard, whose cost is most of the
+	// time of the short field paths that select idempotency keys.
+	simple bool
+}
+
+// simpleKind marks the kinds tree.simple allows.
+var simpleKind = [nExpref + 1]bool{
+	nField: true, nCurrent: true, nIndex: true, nLiteral: true,
+	nPipe: true, nSubexpr: true,
 }
 
 func (t *tree) root() *node      { return &t.nodes[t.top] }
@@ -79,47 +88,4 @@ func (n *node) index() int { return int(n.a) }
 type sliceSpec struct {
 	start, stop, step int
 	hasStart, hasStop bool
-}
-
-// estimateNodes guesses how many nodes src will need, so that the arena is
-// usually allocated once and not much too large: about one per name,
-// operator, bracket or literal. The arena grows when the guess is short.
-func estimateNodes(src string) int {
-	n := 2
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; c {
-		case '[':
-			switch {
-			case strings.HasPrefix(src[i:], "[*]"): // a projection
-				n++
-				i += 2
-			case strings.HasPrefix(src[i:], "[?"): // a filter
-				n++
-			default: // an index, a slice, a flatten or a list
-				n += 2
-			}
-		case '|', '&':
-			n++
-			if i+1 < len(src) && src[i+1] == c { // || and && are one node
-				i++
-			}
-		case '*', '(', '{', '@', '!', '<', '>', '=':
-			n++
-		case '"', '\'', '`':
-			n++
-			for i++; i < len(src) && src[i] != c; i++ {
-				if src[i] == '\\' {
-					i++
-				}
-			}
-		default:
-			if isIdentStart(c) {
-				n++
-				for i+1 < len(src) && isIdentPart(src[i+1]) {
-					i++
-				}
-			}
-		}
-	}
-	return n
 }

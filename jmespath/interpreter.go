@@ -24,7 +24,7 @@ func (t *tree) eval(n *node, v any) (any, error) {
 			}
 		}
 		return v, nil
-	case nIndexExpr, nPipe:
+	case nPipe:
 		l, err := t.eval(t.at(n.left), v)
 		if err != nil {
 			return nil, err

@@ -8,10 +8,9 @@ import (
 // Expression is a compiled JMESPath expression. It holds no mutable state:
 // one Expression may be searched from many goroutines at once.
 type Expression struct {
-	src    string
-	tree   tree
-	path   []pathStep // non-nil when SearchJSON can scan raw bytes
-	simple bool       // see simpleTree
+	src  string
+	tree tree
+	path []pathStep // non-nil when SearchJSON can scan raw bytes
 }
 
 // Compile parses expr. It fails with a [*SyntaxError] for text that does
@@ -35,13 +34,12 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 	if len(expr) > math.MaxInt32/2 {
 		return nil, &SyntaxError{Expression: expr, Msg: "expression too long"}
 	}
-	p := newParser(expr, fns)
-	t, err := p.parse()
+	t, err := parse(expr, fns)
 	if err != nil {
 		return nil, err
 	}
 	e = &Expression{src: expr, tree: t}
-	e.path, e.simple = planPath(&e.tree), t.simple(t.root())
+	e.path = planPath(&e.tree)
 	return e, nil
 }
 
@@ -62,32 +60,11 @@ func (e *Expression) String() string { return e.src }
 // values encoding/json decodes into an any (see the package documentation).
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
-	if e.simple {
+	if e.tree.simple {
 		return e.tree.eval(e.tree.root(), data)
 	}
 	defer guard(&err)
 	return e.tree.eval(e.tree.root(), data)
-}
-
-// simple reports whether n is made only of nodes whose evaluation is a
-// map lookup, a bounds-checked index or a literal: nothing there can panic,
-// so Search skips the recover guard, whose cost is most of the time of the
-// short field paths that select idempotency keys.
-func (t *tree) simple(n *node) bool {
-	switch n.kind {
-	case nField, nCurrent, nIndex, nLiteral:
-		return true
-	case nIndexExpr, nPipe:
-		return t.simple(t.at(n.left)) && t.simple(t.at(n.right))
-	case nSubexpr:
-		for i := n.left; i != 0; i = t.nodes[i].next {
-			if !t.simple(&t.nodes[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // guard turns a panic inside this package into an error, as a last

@@ -31,18 +31,32 @@ type parser struct {
 	next   token // the one after it
 	lexErr error // why the lexer stopped, once a token is tError
 	depth  int
-	nodes  []node // the arena; see node
+	nodes  []node // see node; scratch (see scratch.go) while parsing
 	names  []byte // the names that needed unescaping, for tree.text
+	simple bool   // no node so far is outside simpleKind; see tree.simple
 	fns    functionTable
 }
 
-func newParser(src string, fns functionTable) parser {
-	p := parser{src: src, lx: lexer{src: src}, fns: fns}
-	// One allocation for the usual expression; node 0 stands for none.
-	p.nodes = make([]node, 1, estimateNodes(src))
+// parse parses src into a tree.
+func parse(src string, fns functionTable) (tree, error) {
+	s := getScratch()
+	p := parser{src: src, lx: lexer{src: src, vals: s.vals}, nodes: s.nodes, fns: fns, simple: true}
 	p.next = p.scan()
 	p.advance()
-	return p
+	top, err := p.expression(0)
+	if err == nil && p.cur() != tEOF {
+		err = p.unexpected()
+	}
+	if err != nil {
+		s.release(p.nodes, p.lx.vals)
+		return tree{}, err
+	}
+	t := tree{text: src, top: top, simple: p.simple}
+	t.nodes, t.vals = s.keep(p.nodes, p.lx.vals)
+	if len(p.names) > 0 {
+		t.text += string(p.names)
+	}
+	return t, nil
 }
 
 // scan reads a token, turning a lexer error into a tError token that
@@ -89,17 +103,19 @@ func (p *parser) match(k tokenKind) error {
 }
 
 // add appends n to the arena and returns its index. n's children are
-// already there, so its height can be checked now. Nodes are appended by
+// already there, so its height can be checked now: at least the one n
+// comes with, and above its left and right children. Nodes are appended by
 // value and hold no pointers: growing the arena is a plain copy, and the
 // parser keeps indexes, never pointers, across calls that add nodes.
 func (p *parser) add(n node) (int32, error) {
-	n.depth = max(p.height(n.left), p.height(n.right))
+	n.depth = max(n.depth, p.height(n.left), p.height(n.right))
 	if n.kind == nFilterProjection {
 		n.depth = max(n.depth, p.height(n.a))
 	}
 	if n.depth > maxDepth {
 		return 0, p.errorAt(n.pos, "expression nested too deeply")
 	}
+	p.simple = p.simple && simpleKind[n.kind]
 	p.nodes = append(p.nodes, n)
 	return int32(len(p.nodes) - 1), nil
 }
@@ -118,22 +134,6 @@ func (p *parser) leaf(kind nodeKind, pos int32) (int32, error) {
 
 func (p *parser) binary(kind nodeKind, pos int32, left, right int32) (int32, error) {
 	return p.add(node{kind: kind, pos: pos, left: left, right: right})
-}
-
-// parse parses the whole expression into a tree.
-func (p *parser) parse() (tree, error) {
-	top, err := p.expression(0)
-	if err != nil {
-		return tree{}, err
-	}
-	if p.cur() != tEOF {
-		return tree{}, p.unexpected()
-	}
-	text := p.src
-	if len(p.names) > 0 {
-		text += string(p.names)
-	}
-	return tree{nodes: p.nodes, text: text, vals: p.lx.vals, top: top}, nil
 }
 
 func (p *parser) expression(bp int) (int32, error) {
@@ -205,16 +205,16 @@ func (p *parser) nud(tok token) (int32, error) {
 		}
 		return p.binary(nNot, tok.pos, operand, 0)
 	case tLbracket:
-		cur, err := p.leaf(nCurrent, tok.pos)
-		if err != nil {
-			return 0, err
-		}
 		switch {
 		case p.cur() == tNumber || p.cur() == tColon:
-			return p.indexOrSlice(tok, cur)
+			return p.indexOrSlice(tok, 0)
 		case p.cur() == tStar && p.next.kind == tRbracket:
 			p.advance()
 			p.advance()
+			cur, err := p.leaf(nCurrent, tok.pos)
+			if err != nil {
+				return 0, err
+			}
 			return p.projection(tok, cur, bindingPower[tStar])
 		}
 		return p.multiList(tok)
@@ -311,21 +311,24 @@ func (p *parser) led(tok token, left int32) (int32, error) {
 	return 0, p.errorAt(tok.pos, "unexpected "+tok.kind.String())
 }
 
-// subexpr appends right to left's chain, keeping a.b.c flat so that long
-// paths do not make deep trees.
+// subexpr joins left and right into one chain, evaluated in order, so
+// that a.b.c and a[0][1] make flat chains rather than deep trees.
 func (p *parser) subexpr(pos int32, left, right int32) (int32, error) {
+	r := p.nodes[right]
+	first, last, h := right, right, r.depth+1 // h: the chain's height with right in it
+	if r.kind == nSubexpr {
+		first, last, h = r.left, r.right, r.depth
+	}
+	if h > maxDepth {
+		return 0, p.errorAt(pos, "expression nested too deeply")
+	}
 	if l := &p.nodes[left]; l.kind == nSubexpr {
-		if r := p.nodes[right].depth; r >= maxDepth {
-			return 0, p.errorAt(pos, "expression nested too deeply")
-		} else if r >= l.depth {
-			l.depth = r + 1
-		}
-		p.nodes[l.right].next = right
-		l.right = right
+		p.nodes[l.right].next = first
+		l.right, l.depth = last, max(l.depth, h)
 		return left, nil
 	}
-	p.nodes[left].next = right
-	return p.binary(nSubexpr, pos, left, right)
+	p.nodes[left].next = first
+	return p.add(node{kind: nSubexpr, pos: pos, left: left, right: last, depth: h})
 }
 
 func (p *parser) dotRHS(bp int) (int32, error) {

@@ -2,29 +2,30 @@ package jmespath
 
 // Parsing of projections, bracketed and braced forms, and function calls.
 
-// indexOrSlice parses [n] or [start:stop:step] after the '[' at tok. A slice
-// starts a projection, as in the specification.
+// indexOrSlice parses [n] or [start:stop:step] after the '[' at tok,
+// applied to left's result, or to the current value when left is 0. An
+// index joins left's chain, as a name after a dot does, so that a run of
+// indexes makes a flat chain. A slice starts a projection, as in the
+// specification.
 func (p *parser) indexOrSlice(tok token, left int32) (int32, error) {
-	if p.cur() == tNumber && p.next.kind != tColon {
-		idx, err := p.add(node{kind: nIndex, pos: tok.pos, a: p.tok.val})
-		if err != nil {
-			return 0, err
+	var sel int32
+	var err error
+	isIndex := p.cur() == tNumber && p.next.kind != tColon
+	if isIndex {
+		if sel, err = p.add(node{kind: nIndex, pos: tok.pos, a: p.tok.val}); err == nil {
+			p.advance()
+			err = p.match(tRbracket)
 		}
-		p.advance()
-		if err := p.match(tRbracket); err != nil {
-			return 0, err
-		}
-		return p.binary(nIndexExpr, tok.pos, left, idx)
+	} else {
+		sel, err = p.sliceSpec(tok)
 	}
-	sl, err := p.sliceSpec(tok)
-	if err != nil {
-		return 0, err
+	if err == nil && left != 0 {
+		sel, err = p.subexpr(tok.pos, left, sel)
 	}
-	ie, err := p.binary(nIndexExpr, tok.pos, left, sl)
-	if err != nil {
-		return 0, err
+	if err != nil || isIndex {
+		return sel, err
 	}
-	return p.projection(tok, ie, bindingPower[tStar])
+	return p.projection(tok, sel, bindingPower[tStar])
 }
 
 func (p *parser) sliceSpec(tok token) (int32, error) {
@@ -84,6 +85,7 @@ func (p *parser) list(at int32, n node, l *nodeList) (int32, error) {
 		return 0, p.errorAt(n.pos, "expression nested too deeply")
 	}
 	n.left, n.b, n.depth = l.head, int32(l.n), l.depth
+	p.simple = false // lists and calls allocate, and call user functions
 	if at == 0 {
 		p.nodes = append(p.nodes, n)
 		return int32(len(p.nodes) - 1), nil

@@ -70,12 +70,9 @@ func pathLen(t *tree, n *node) int {
 			total += k
 		}
 		return total
-	case nIndexExpr:
-		if r := t.at(n.right); r.kind != nIndex || r.index() < 0 {
-			return -1
-		}
-		if k := pathLen(t, t.at(n.left)); k >= 0 {
-			return k + 1
+	case nIndex:
+		if n.index() >= 0 {
+			return 1
 		}
 	case nFunction:
 		if t.fn(n) != powertoolsJSON || n.count() != 1 {
@@ -100,14 +97,11 @@ func appendPath(t *tree, steps []pathStep, n *node) ([]pathStep, bool) {
 				break
 			}
 		}
-	case nIndexExpr:
-		r := t.at(n.right)
-		if r.kind != nIndex || r.index() < 0 {
+	case nIndex:
+		if n.index() < 0 {
 			return nil, false
 		}
-		if steps, ok = appendPath(t, steps, t.at(n.left)); ok {
-			steps = append(steps, pathStep{kind: stepIndex, index: r.index()})
-		}
+		steps = append(steps, pathStep{kind: stepIndex, index: n.index()})
 	case nFunction:
 		if t.fn(n) != powertoolsJSON || n.count() != 1 {
 			return nil, false
