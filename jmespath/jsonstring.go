@@ -33,66 +33,118 @@ func unescape(s []byte) []byte {
 
 // appendUnescaped appends the decoded contents s of a valid JSON string to
 // b: escapes decoded, invalid UTF-8 and lone surrogates replaced by U+FFFD,
-// as encoding/json does. Runs of plain ASCII are copied a word at a time
-// (the word is appended whole and the part past the run cut off again),
-// which beats a copy call for the short runs between the escapes of a JSON
-// document quoted in a string, such as an API Gateway body.
+// as encoding/json does.
 func appendUnescaped(b, s []byte) []byte {
 	for i := 0; i < len(s); {
 		if i <= len(s)-8 {
-			w := binary.LittleEndian.Uint64(s[i : i+8])
-			b = binary.LittleEndian.AppendUint64(b, w)
-			// The first backslash or byte >= 0x80 (see stringStops).
-			m := (((w ^ (ones * '\\')) - ones) | w) & highs
-			n := bits.TrailingZeros64(m) >> 3 // 8 when m is 0
-			b = b[:len(b)-8+n]
+			// Stop at a backslash or a byte >= 0x80 (see stringStops).
+			w := s8(s, i)
+			var n int
+			b, n = appendRun(b, s[i:i+8], (((w^(ones*'\\'))-ones)|w)&highs)
 			if i += n; n == 8 {
 				continue
 			}
 		}
-		c := s[i]
-		switch {
+		switch c := s[i]; {
 		case c == '\\':
-			switch s[i+1] {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				rr := hex4(s[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(rr) {
-					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						if dec := utf16.DecodeRune(rr, hex4(s[i+2:i+6])); dec != unicode.ReplacementChar {
-							i += 6
-							b = utf8.AppendRune(b, dec)
-							continue
-						}
-					}
-					rr = unicode.ReplacementChar
-				}
-				b = utf8.AppendRune(b, rr)
-				continue
-			default: // '"', '\\', '/'
-				b = append(b, s[i+1])
-			}
-			i += 2
+			b, i = appendEscape(b, s, i)
 		case c < utf8.RuneSelf:
 			b = append(b, c)
 			i++
 		default:
-			rr, size := utf8.DecodeRune(s[i:])
-			b = utf8.AppendRune(b, rr)
-			i += size
+			b, i = appendRune(b, s, i)
 		}
 	}
 	return b
+}
+
+// appendString appends the value of the JSON string whose contents start
+// at b[i] to dst, validating it as it goes, and returns the index past its
+// closing quote, or -1 when it is invalid. It is scanString and
+// appendUnescaped in one pass, for the string a powertools_json step reads.
+func appendString(dst, b []byte, i int) ([]byte, int) {
+	for {
+		if i <= len(b)-8 {
+			w := s8(b, i)
+			var n int
+			dst, n = appendRun(dst, b[i:i+8], stringStops(w)|w&highs)
+			if i += n; n == 8 {
+				continue
+			}
+		} else if i >= len(b) {
+			return nil, -1
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return dst, i + 1
+		case c == '\\':
+			if escapeLen(b, i) == 0 {
+				return nil, -1
+			}
+			dst, i = appendEscape(dst, b, i)
+		case c < ' ':
+			return nil, -1
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			dst, i = appendRune(dst, b, i)
+		}
+	}
+}
+
+// s8 is the eight bytes of s at i as a little-endian word.
+func s8(s []byte, i int) uint64 { return binary.LittleEndian.Uint64(s[i : i+8]) }
+
+// appendRun appends to b the bytes of the eight-byte w before its first
+// stop, the lowest byte marked in stops (all 8 when stops is 0), and returns
+// their count. The whole word is appended and the part past the run cut off
+// again, which beats a copy call for the short runs between the escapes of
+// a JSON document quoted in a string, such as an API Gateway body.
+func appendRun(b, w []byte, stops uint64) ([]byte, int) {
+	b = append(b, w...)
+	n := bits.TrailingZeros64(stops) >> 3
+	return b[:len(b)-8+n], n
+}
+
+// appendEscape appends the value of the valid escape sequence at s[i] and
+// returns the index past it. A \u escape of a high surrogate takes the low
+// surrogate escape after it too, when there is one.
+func appendEscape(b, s []byte, i int) ([]byte, int) {
+	switch s[i+1] {
+	case 'b':
+		b = append(b, '\b')
+	case 'f':
+		b = append(b, '\f')
+	case 'n':
+		b = append(b, '\n')
+	case 'r':
+		b = append(b, '\r')
+	case 't':
+		b = append(b, '\t')
+	case 'u':
+		rr := hex4(s[i+2 : i+6])
+		i += 6
+		if utf16.IsSurrogate(rr) {
+			if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' && escapeLen(s, i) == 6 {
+				if dec := utf16.DecodeRune(rr, hex4(s[i+2:i+6])); dec != unicode.ReplacementChar {
+					return utf8.AppendRune(b, dec), i + 6
+				}
+			}
+			rr = unicode.ReplacementChar
+		}
+		return utf8.AppendRune(b, rr), i
+	default: // '"', '\\', '/'
+		b = append(b, s[i+1])
+	}
+	return b, i + 2
+}
+
+// appendRune appends the UTF-8 sequence at s[i], or U+FFFD for an invalid
+// one, and returns the index past it.
+func appendRune(b, s []byte, i int) ([]byte, int) {
+	rr, size := utf8.DecodeRune(s[i:])
+	return utf8.AppendRune(b, rr), i + size
 }
 
 func hex4(h []byte) rune {

@@ -42,48 +42,64 @@ func stringStops(w uint64) uint64 {
 }
 
 // stringEnd returns the index just past the closing quote of the string
-// whose contents start at b[i], or -1 when the string is invalid (a control
-// byte, a bad escape, no closing quote). It does not look at bytes >= 0x80:
-// encoding/json accepts invalid UTF-8 in strings (it decodes it to U+FFFD),
-// so skipping a string needs no UTF-8 check.
+// whose contents start at b[i], i >= 0, or -1 when the string is invalid (a
+// control byte, a bad escape, no closing quote). It does not look at bytes
+// >= 0x80: encoding/json accepts invalid UTF-8 in strings (it decodes it to
+// U+FFFD), so skipping a string needs no UTF-8 check.
 //
 // It reads sixteen bytes a step, which covers most keys and short values
-// in one step; the steps are written out here rather than called, as this
-// loop runs for nearly every string of a document.
+// in one step, and returns from inside the loop at the closing quote: this
+// runs for nearly every string of a document, so it is kept short.
 func stringEnd(b []byte, i int) int {
-	if i < 0 {
-		return -1
-	}
-	for {
-		found := false
-		for ; i <= len(b)-16; i += 16 {
-			m1 := stringStops(binary.LittleEndian.Uint64(b[i : i+8]))
-			m2 := stringStops(binary.LittleEndian.Uint64(b[i+8 : i+16]))
-			if m1|m2 != 0 {
-				i += firstStop(m1, m2)
-				found = true
-				break
-			}
+	for i <= len(b)-16 {
+		m1 := stringStops(binary.LittleEndian.Uint64(b[i : i+8]))
+		m2 := stringStops(binary.LittleEndian.Uint64(b[i+8 : i+16]))
+		if m1|m2 == 0 {
+			i += 16
+			continue
 		}
-		if !found {
-			i = stringStop(b, i)
-			if i >= len(b) {
-				return -1
-			}
-		}
-		switch b[i] {
-		case '"':
+		i += firstStop(m1, m2)
+		if b[i] == '"' {
 			return i + 1
-		case '\\':
-			n := escapeLen(b, i)
-			if n == 0 {
-				return -1
-			}
-			i += n
-		default: // a control byte
+		}
+		if i = escapeEnd(b, i); i < 0 {
 			return -1
 		}
 	}
+	return stringEndTail(b, i)
+}
+
+// stringEndTail is stringEnd for the last sixteen bytes or fewer of b.
+func stringEndTail(b []byte, i int) int {
+	for i < len(b) {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c == '\\':
+			if i = escapeEnd(b, i); i < 0 {
+				return -1
+			}
+		case c < ' ':
+			return -1
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
+// escapeEnd returns the index past the escape sequence at b[i], or -1 when
+// b[i] is not a backslash (a control byte, for the callers) or the escape is
+// invalid.
+func escapeEnd(b []byte, i int) int {
+	if b[i] != '\\' {
+		return -1
+	}
+	n := escapeLen(b, i)
+	if n == 0 {
+		return -1
+	}
+	return i + n
 }
 
 // firstStop returns the offset of the first stop byte in the sixteen
@@ -95,23 +111,6 @@ func firstStop(m1, m2 uint64) int {
 	t1 := bits.TrailingZeros64(m1)
 	t2 := bits.TrailingZeros64(m2)
 	return t1>>3 + -(t1>>6)&(t2>>3)
-}
-
-// stringStop returns the index of the first '"', '\\' or control byte at
-// or after i >= 0, or len(b), for the last sixteen bytes or fewer.
-func stringStop(b []byte, i int) int {
-	if i <= len(b)-8 {
-		if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-		i += 8
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c < ' ' || c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return i
 }
 
 // scanString is stringEnd that also reports whether the string is plain:
@@ -295,7 +294,16 @@ func skipObject(b []byte, i, depth int) int {
 		}
 		switch b[i] {
 		case ',':
-			i = space(b, i+1)
+			// In an indented document a newline and a few spaces follow:
+			// one step, without a call, when there are fewer than eight.
+			if i++; i <= len(b)-10 && b[i] == '\n' {
+				j := i + 1 + bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i+1:i+9])^(ones*' '))>>3
+				if b[j] > ' ' {
+					i = j
+					continue
+				}
+			}
+			i = space(b, i)
 		case '}':
 			return i + 1
 		default:

@@ -51,8 +51,15 @@ func checkScanners(t *testing.T, b []byte) {
 	if got, want := space(b, 0), refSpace(b, 0); got != want {
 		t.Fatalf("space(%q) = %d, want %d", b, got, want)
 	}
-	if wantEnd >= 0 && !wantPlain {
+	got, end := appendString([]byte("x"), b, 0)
+	if end != wantEnd {
+		t.Fatalf("appendString(%q) ends at %d, want %d", b, end, wantEnd)
+	}
+	if wantEnd >= 0 {
 		want := []byte(mustUnquote(t, b[:wantEnd]))
+		if !bytes.Equal(got, append([]byte("x"), want...)) {
+			t.Fatalf("appendString(%q) = %q, want x%q", b, got, want)
+		}
 		if got := unescape(b[:wantEnd-1]); !bytes.Equal(got, want) {
 			t.Fatalf("unescape(%q) = %q, want %q", b[:wantEnd-1], got, want)
 		}
@@ -72,7 +79,7 @@ func mustUnquote(t *testing.T, contents []byte) string {
 // it falls in a word, also when a second one follows it (a borrow from the
 // first can mark the byte above it).
 func TestScannersStopPositions(t *testing.T) {
-	stops := []string{`"`, `\n`, `\"`, `\u00e9`, `\x`, "\x00", "\x1f", "\x7f", "\x80", "\xff", "é", " ", "\t", "\n", "!"}
+	stops := []string{`"`, `\n`, `\"`, `\u00e9`, `\ud83d\ude00`, `\ud83d\u00e9`, `\ud83d`, `\u12`, `\x`, "\x00", "\x1f", "\x7f", "\x80", "\xff", "é", " ", "\t", "\n", "!"}
 	for n := 0; n < 40; n++ {
 		for _, first := range stops {
 			for _, second := range stops {

@@ -290,16 +290,13 @@ func keyIs(q []byte, plain bool, name string) bool {
 	return string(unescape(q[1:len(q)-1])) == name
 }
 
-// stringBytes returns the value of the string at r.i: a part of r.b when
-// it needs no decoding, else its decoded bytes appended to buf.
+// stringBytes appends the value of the string at r.i to buf and moves
+// past it.
 func (r *jsonReader) stringBytes(buf []byte) ([]byte, bool) {
-	start := r.i
-	plain, ok := r.skipString()
-	if !ok {
+	v, end := appendString(buf, r.b, r.i+1)
+	if end < 0 {
 		return nil, false
 	}
-	if plain {
-		return r.b[start+1 : r.i-1], true
-	}
-	return appendUnescaped(buf, r.b[start+1:r.i-1]), true
+	r.i = end
+	return v, true
 }
