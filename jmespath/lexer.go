@@ -33,7 +33,7 @@ const (
 	tNot
 	tCurrent
 	tExpref
-	tError // the lexer failed here; parser.lexErr says why
+	tError // the lexer failed here; lexer.err says why
 	tEQ
 	tNE
 	tLT
@@ -70,6 +70,7 @@ type lexer struct {
 	src  string
 	pos  int
 	vals []any
+	err  error // why the lexer stopped, once it returned tError
 }
 
 // keep records a token's value and returns its index for token.val.
@@ -82,9 +83,24 @@ func (lx *lexer) errorf(pos int, msg string) error {
 	return &SyntaxError{Expression: lx.src, Offset: pos, Msg: msg}
 }
 
-func (lx *lexer) emit(kind tokenKind, start, end int) (token, error) {
+func (lx *lexer) emit(kind tokenKind, start, end int) token {
 	lx.pos = end
-	return token{kind: kind, pos: int32(start), end: int32(end), val: -1}, nil
+	return token{kind: kind, pos: int32(start), end: int32(end), val: -1}
+}
+
+// fail records why the lexer stopped at pos, and returns the tError token
+// at which the parser reports it.
+func (lx *lexer) fail(pos int, msg string) token {
+	return lx.check(token{}, lx.errorf(pos, msg))
+}
+
+// check turns the result of a scan that can fail into a token.
+func (lx *lexer) check(t token, err error) token {
+	if err != nil {
+		lx.err = err
+		return token{kind: tError, pos: int32(lx.pos), val: -1}
+	}
+	return t
 }
 
 // peek returns the byte after the current one, or 0.
@@ -107,7 +123,7 @@ func (lx *lexer) text(t token) string {
 }
 
 // scan returns the next token; at the end it returns tEOF, every time.
-func (lx *lexer) scan() (token, error) {
+func (lx *lexer) scan() token {
 	src := lx.src
 	for lx.pos < len(src) && isSpace(src[lx.pos]) {
 		lx.pos++
@@ -124,7 +140,7 @@ func (lx *lexer) scan() (token, error) {
 			end++
 		}
 		lx.pos = end
-		return token{kind: tUnquoted, pos: int32(p), end: int32(end), val: -1}, nil
+		return token{kind: tUnquoted, pos: int32(p), end: int32(end), val: -1}
 	case c == '-' || isDigit(c):
 		return lx.number()
 	}
@@ -169,22 +185,22 @@ func (lx *lexer) scan() (token, error) {
 		return lx.two('=', tGTE, tGT)
 	case '=':
 		if lx.peek() != '=' {
-			return token{}, lx.errorf(p, "'=' is not an operator; use '=='")
+			return lx.fail(p, "'=' is not an operator; use '=='")
 		}
 		return lx.emit(tEQ, p, p+2)
 	case '"':
-		return lx.quoted()
+		return lx.check(lx.quoted())
 	case '\'':
-		return lx.rawString()
+		return lx.check(lx.rawString())
 	case '`':
-		return lx.literal()
+		return lx.check(lx.literal())
 	}
 	r, _ := utf8.DecodeRuneInString(src[p:])
-	return token{}, lx.errorf(p, "unexpected character "+strconv.QuoteRune(r))
+	return lx.fail(p, "unexpected character "+strconv.QuoteRune(r))
 }
 
 // two emits long when the next byte is second, else short.
-func (lx *lexer) two(second byte, long, short tokenKind) (token, error) {
+func (lx *lexer) two(second byte, long, short tokenKind) token {
 	if lx.peek() == second {
 		return lx.emit(long, lx.pos, lx.pos+2)
 	}
@@ -195,7 +211,7 @@ func (lx *lexer) two(second byte, long, short tokenKind) (token, error) {
 // int32 range: a number serves as an index or a slice bound, and no array
 // has 2^31 elements, so the clamped value selects what the written one
 // would. Numbers beyond int64 are refused, as strconv.Atoi would.
-func (lx *lexer) number() (token, error) {
+func (lx *lexer) number() token {
 	src, start := lx.src, lx.pos
 	end := start
 	neg := src[end] == '-'
@@ -211,19 +227,19 @@ func (lx *lexer) number() (token, error) {
 	for ; end < len(src) && isDigit(src[end]); end++ {
 		d := uint64(src[end] - '0')
 		if v > (limit-d)/10 {
-			return token{}, lx.errorf(start, "number out of range")
+			return lx.fail(start, "number out of range")
 		}
 		v = v*10 + d
 	}
 	if end == digits {
-		return token{}, lx.errorf(start, "'-' must be followed by digits")
+		return lx.fail(start, "'-' must be followed by digits")
 	}
 	lx.pos = end
 	val := int32(min(v, math.MaxInt32))
 	if neg {
 		val = int32(-int64(min(v, -math.MinInt32)))
 	}
-	return token{kind: tNumber, pos: int32(start), end: int32(end), val: val}, nil
+	return token{kind: tNumber, pos: int32(start), end: int32(end), val: val}
 }
 
 // delimited returns the text between the delimiter at lx.pos and the next

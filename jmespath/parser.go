@@ -29,7 +29,6 @@ type parser struct {
 	lx     lexer
 	tok    token // the current token
 	next   token // the one after it
-	lexErr error // why the lexer stopped, once a token is tError
 	depth  int
 	nodes  []node // see node; scratch (see scratch.go) while parsing
 	names  []byte // the names that needed unescaping, for tree.text
@@ -41,7 +40,7 @@ type parser struct {
 func parse(src string, fns functionTable) (tree, error) {
 	s := getScratch()
 	p := parser{src: src, lx: lexer{src: src, vals: s.vals}, nodes: s.nodes, fns: fns, simple: true}
-	p.next = p.scan()
+	p.next = p.lx.scan()
 	p.advance()
 	top, err := p.expression(0)
 	if err == nil && p.cur() != tEOF {
@@ -59,21 +58,10 @@ func parse(src string, fns functionTable) (tree, error) {
 	return t, nil
 }
 
-// scan reads a token, turning a lexer error into a tError token that
-// reports it when the parser gets there.
-func (p *parser) scan() token {
-	t, err := p.lx.scan()
-	if err != nil {
-		p.lexErr = err
-		return token{kind: tError, pos: int32(p.lx.pos), val: -1}
-	}
-	return t
-}
-
 func (p *parser) advance() {
 	p.tok = p.next
 	if p.next.kind != tEOF && p.next.kind != tError {
-		p.next = p.scan()
+		p.next = p.lx.scan()
 	}
 }
 
@@ -83,7 +71,7 @@ func (p *parser) cur() tokenKind { return p.tok.kind }
 // lexer could not read, the lexer's error is the one to report.
 func (p *parser) errorAt(pos int32, msg string) error {
 	if p.tok.kind == tError {
-		return p.lexErr
+		return p.lx.err
 	}
 	return &SyntaxError{Expression: p.src, Offset: int(pos), Msg: msg}
 }
@@ -333,7 +321,15 @@ func (p *parser) subexpr(pos int32, left, right int32) (int32, error) {
 
 func (p *parser) dotRHS(bp int) (int32, error) {
 	switch p.cur() {
-	case tUnquoted, tQuoted, tStar:
+	case tUnquoted, tQuoted:
+		if bindingPower[p.next.kind] > bp {
+			return p.expression(bp)
+		}
+		// A lone name, the usual case, is what expression would return.
+		tok := p.tok
+		p.advance()
+		return p.field(tok)
+	case tStar:
 		return p.expression(bp)
 	case tLbracket:
 		tok := p.tok
