@@ -290,6 +290,9 @@ func (e *engine) complete(ctx context.Context, held *Record, resp []byte, omitte
 			e.log().WarnContext(ctx, "idempotency: the response is too large to store; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp))
 		}
 	}
+	if err != nil {
+		err = e.completeAgain(ctx, rec, held.LeaseEnd, err)
+	}
 	switch {
 	case err == nil:
 		e.cache.put(rec)
