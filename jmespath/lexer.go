@@ -23,6 +23,7 @@ const (
 	tRbracket
 	tFilter  // [?
 	tFlatten // []
+	tIndex   // [n]; n in token.val
 	tLbrace
 	tRbrace
 	tLparen
@@ -45,7 +46,7 @@ const (
 var tokenNames = [...]string{
 	tEOF: "end of expression", tUnquoted: "identifier", tQuoted: "quoted identifier",
 	tLiteral: "literal", tNumber: "number", tDot: "'.'", tStar: "'*'", tComma: "','",
-	tColon: "':'", tLbracket: "'['", tRbracket: "']'", tFilter: "'[?'", tFlatten: "'[]'",
+	tColon: "':'", tLbracket: "'['", tRbracket: "']'", tFilter: "'[?'", tFlatten: "'[]'", tIndex: "index",
 	tLbrace: "'{'", tRbrace: "'}'", tLparen: "'('", tRparen: "')'", tPipe: "'|'",
 	tOr: "'||'", tAnd: "'&&'", tNot: "'!'", tCurrent: "'@'", tExpref: "'&'", tError: "invalid token",
 	tEQ: "'=='", tNE: "'!='", tLT: "'<'", tLTE: "'<='", tGT: "'>'", tGTE: "'>='",
@@ -166,13 +167,7 @@ func (lx *lexer) scan() token {
 	case '@':
 		return lx.emit(tCurrent, p, p+1)
 	case '[':
-		switch lx.peek() {
-		case '?':
-			return lx.emit(tFilter, p, p+2)
-		case ']':
-			return lx.emit(tFlatten, p, p+2)
-		}
-		return lx.emit(tLbracket, p, p+1)
+		return lx.bracket()
 	case '|':
 		return lx.two('|', tOr, tPipe)
 	case '&':
@@ -207,13 +202,43 @@ func (lx *lexer) two(second byte, long, short tokenKind) token {
 	return lx.emit(short, lx.pos, lx.pos+1)
 }
 
-// number reads an integer. Its value goes in token.val, clamped to the
-// int32 range: a number serves as an index or a slice bound, and no array
-// has 2^31 elements, so the clamped value selects what the written one
-// would. Numbers beyond int64 are refused, as strconv.Atoi would.
 func (lx *lexer) number() token {
-	src, start := lx.src, lx.pos
-	end := start
+	start := lx.pos
+	val, end, msg := readInt(lx.src, start)
+	if msg != "" {
+		return lx.fail(start, msg)
+	}
+	lx.pos = end
+	return token{kind: tNumber, pos: int32(start), end: int32(end), val: val}
+}
+
+// bracket reads the '[' at lx.pos. "[n]", written without spaces, the
+// usual index, is read as one tIndex token with n in its val: one token
+// where "[", "n" and "]" took three.
+func (lx *lexer) bracket() token {
+	p := lx.pos
+	switch c := lx.peek(); {
+	case c == '?':
+		return lx.emit(tFilter, p, p+2)
+	case c == ']':
+		return lx.emit(tFlatten, p, p+2)
+	case c == '-' || isDigit(c):
+		val, end, msg := readInt(lx.src, p+1)
+		if msg == "" && end < len(lx.src) && lx.src[end] == ']' {
+			lx.pos = end + 1
+			return token{kind: tIndex, pos: int32(p), end: int32(end + 1), val: val}
+		}
+	}
+	return lx.emit(tLbracket, p, p+1)
+}
+
+// readInt reads the integer at src[start:], up to end. It returns its
+// value clamped to the int32 range: a number serves as an index or a
+// slice bound, and no array has 2^31 elements, so the clamped value selects
+// what the written one would. msg says why text is not a number; numbers
+// beyond int64 are refused, as strconv.Atoi would.
+func readInt(src string, start int) (val int32, end int, msg string) {
+	end = start
 	neg := src[end] == '-'
 	if neg {
 		end++
@@ -227,19 +252,17 @@ func (lx *lexer) number() token {
 	for ; end < len(src) && isDigit(src[end]); end++ {
 		d := uint64(src[end] - '0')
 		if v > (limit-d)/10 {
-			return lx.fail(start, "number out of range")
+			return 0, end, "number out of range"
 		}
 		v = v*10 + d
 	}
 	if end == digits {
-		return lx.fail(start, "'-' must be followed by digits")
+		return 0, end, "'-' must be followed by digits"
 	}
-	lx.pos = end
-	val := int32(min(v, math.MaxInt32))
 	if neg {
-		val = int32(-int64(min(v, -math.MinInt32)))
+		return int32(-int64(min(v, -math.MinInt32))), end, ""
 	}
-	return token{kind: tNumber, pos: int32(start), end: int32(end), val: val}
+	return int32(min(v, math.MaxInt32)), end, ""
 }
 
 // delimited returns the text between the delimiter at lx.pos and the next

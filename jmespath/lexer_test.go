@@ -20,9 +20,12 @@ func TestNumbers(t *testing.T) {
 		{expr: "[-1]", want: 3.0},
 		{expr: "[-3]", want: 1.0},
 		{expr: "[-4]", want: nil},
+		{expr: "[ -1 ]", want: 3.0}, // three tokens, not one tIndex
+		{expr: "@[1]", want: 2.0},
 		{expr: "[2147483647]", want: nil},
 		{expr: "[2147483648]", want: nil},
 		{expr: "[-2147483649]", want: nil},
+		{expr: "[ 2147483648 ]", want: nil},
 		{expr: "[9223372036854775807]", want: nil},
 		{expr: "[-9223372036854775808]", want: nil},
 		{expr: "[9223372036854775808]", err: true},
@@ -54,5 +57,26 @@ func TestNumbers(t *testing.T) {
 				t.Errorf("Search = %#v, %v; want %#v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// "[n]" is one token; where a '[' starting a list was expected, the error
+// is still reported at the number, as when it was three tokens.
+func TestIndexTokenErrors(t *testing.T) {
+	for _, tt := range []struct {
+		expr   string
+		offset int
+	}{
+		{"a.[0]", 3},
+		{"a. [0]", 4},
+		{"a.[ 0 ]", 4},
+		{"[0", 2},
+		{"[9223372036854775808]", 1},
+	} {
+		_, err := Compile(tt.expr)
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Offset != tt.offset {
+			t.Errorf("Compile(%q) = %v, want a *SyntaxError at offset %d", tt.expr, err, tt.offset)
+		}
 	}
 }

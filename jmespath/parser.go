@@ -18,7 +18,7 @@ var bindingPower = [...]int{
 	tPipe: 1, tOr: 2, tAnd: 3,
 	tEQ: 5, tNE: 5, tLT: 5, tLTE: 5, tGT: 5, tGTE: 5,
 	tFlatten: 9, tStar: 20, tFilter: 21, tDot: 40, tNot: 45,
-	tLbrace: 50, tLbracket: 55, tLparen: 60,
+	tLbrace: 50, tLbracket: 55, tIndex: 55, tLparen: 60,
 	tEOF: 0,
 }
 
@@ -206,6 +206,8 @@ func (p *parser) nud(tok token) (int32, error) {
 			return p.projection(tok, cur, bindingPower[tStar])
 		}
 		return p.multiList(tok)
+	case tIndex:
+		return p.add(node{kind: nIndex, pos: tok.pos, a: tok.val})
 	case tCurrent:
 		return p.leaf(nCurrent, tok.pos)
 	case tExpref:
@@ -280,6 +282,12 @@ func (p *parser) led(tok token, left int32) (int32, error) {
 		return p.add(node{kind: nCompare, op: tok.kind, pos: tok.pos, left: left, right: right})
 	case tLparen:
 		return p.function(tok, left)
+	case tIndex:
+		idx, err := p.add(node{kind: nIndex, pos: tok.pos, a: tok.val})
+		if err != nil {
+			return 0, err
+		}
+		return p.subexpr(tok.pos, left, idx)
 	case tFilter:
 		return p.filter(tok, left)
 	case tFlatten:
@@ -339,6 +347,8 @@ func (p *parser) dotRHS(bp int) (int32, error) {
 		tok := p.tok
 		p.advance()
 		return p.multiHash(tok)
+	case tIndex: // .[0] is a list whose element is a bare number
+		return 0, p.errorAt(p.tok.pos+1, "unexpected number")
 	}
 	t := p.tok
 	return 0, p.errorAt(t.pos, "expected identifier, '[' or '{' after '.', found "+t.kind.String())

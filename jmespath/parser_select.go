@@ -2,7 +2,8 @@ package jmespath
 
 // Parsing of projections, bracketed and braced forms, and function calls.
 
-// indexOrSlice parses [n] or [start:stop:step] after the '[' at tok,
+// indexOrSlice parses [n] (when the lexer did not read it as one tIndex)
+// or [start:stop:step] after the '[' at tok,
 // applied to left's result, or to the current value when left is 0. An
 // index joins left's chain, as a name after a dot does, so that a run of
 // indexes makes a flat chain. A slice starts a projection, as in the
@@ -186,7 +187,7 @@ func (p *parser) projectionRHS(bp int) (int32, error) {
 	switch k := p.cur(); {
 	case bindingPower[k] < projectionStop:
 		return p.leaf(nCurrent, p.tok.pos)
-	case k == tLbracket || k == tFilter:
+	case k == tLbracket || k == tIndex || k == tFilter:
 		return p.expression(bp)
 	case k == tDot:
 		p.advance()
