@@ -3,7 +3,6 @@ package idempotency
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -344,7 +343,9 @@ func (e *engine) log() *slog.Logger {
 func newLeaseToken() string {
 	var b [16]byte
 	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var h [2 * len(b)]byte
+	encodeHex(h[:], b[:])
+	return string(h[:])
 }
 
 // unwrapEncode gives the caller the encoding error itself.

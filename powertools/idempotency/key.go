@@ -3,7 +3,6 @@ package idempotency
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -61,7 +60,9 @@ func hashValue(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(sum[:]), nil
+	var h [2 * sha256.Size]byte
+	encodeHex(h[:], sum[:])
+	return string(h[:]), nil
 }
 
 // keyFor returns prefix + "#" + hashValue(v), built in one allocation.
@@ -71,11 +72,11 @@ func keyFor(prefix string, v any) (string, error) {
 		return "", err
 	}
 	var sb strings.Builder
-	sb.Grow(len(prefix) + 1 + hex.EncodedLen(len(sum)))
+	sb.Grow(len(prefix) + 1 + 2*len(sum))
 	sb.WriteString(prefix)
 	sb.WriteByte('#')
 	var h [2 * sha256.Size]byte
-	hex.Encode(h[:], sum[:])
+	encodeHex(h[:], sum[:])
 	sb.Write(h[:])
 	return sb.String(), nil
 }
