@@ -110,15 +110,17 @@ func TestFaultsRetried(t *testing.T) {
 // TestFaultsBeyondRetries breaks every attempt the SDK makes (three) at
 // one request. What the caller sees then depends on whether the server
 // applied the request, and each outcome is one the caller can act on
-// without charging twice, except one, which the library logs: a response
-// that could not be stored at all (every attempt of the COMPLETE write
-// refused) leaves the record IN_PROGRESS, and once the lease has ended a
-// retry runs the handler again.
+// without charging twice. A refused COMPLETED write is tried again by the
+// middleware while the lease leaves time (five times in all), so three
+// refusals are overcome; only a write refused on all fifteen attempts
+// leaves the record IN_PROGRESS, which the library logs, and once the lease
+// has ended a retry runs the handler again.
 func TestFaultsBeyondRetries(t *testing.T) {
 	tests := []struct {
 		name    string
 		req     faultproxy.Rule
 		fault   faultproxy.Fault
+		times   int // requests broken: the SDK's three attempts, or more
 		decline bool
 		// what the call under faults gets
 		wantErr error // nil: the charge
@@ -128,12 +130,13 @@ func TestFaultsBeyondRetries(t *testing.T) {
 		wantEffects int
 		wantLogged  int
 	}{
-		{"acquire refused", acquirePut, faultproxy.Throttling, false, idempotency.ErrPersistence, "", 1, 0},
-		{"acquire applied, replies lost", acquirePut, faultproxy.ReplyLost, false, idempotency.ErrPersistence, idempotency.StatusInProgress, 1, 0},
-		{"complete applied, replies lost", completePut, faultproxy.ReplyLost, false, nil, idempotency.StatusComplete, 1, 1},
-		{"complete refused", completePut, faultproxy.InternalServerError, false, nil, idempotency.StatusInProgress, 2, 1},
-		{"release refused", releaseDel, faultproxy.ProvisionedThroughputExceeded, true, errCardDeclined, idempotency.StatusInProgress, 1, 1},
-		{"release applied, replies lost", releaseDel, faultproxy.ReplyLost, true, errCardDeclined, "", 1, 1},
+		{"acquire refused", acquirePut, faultproxy.Throttling, 3, false, idempotency.ErrPersistence, "", 1, 0},
+		{"acquire applied, replies lost", acquirePut, faultproxy.ReplyLost, 3, false, idempotency.ErrPersistence, idempotency.StatusInProgress, 1, 0},
+		{"complete applied, replies lost", completePut, faultproxy.ReplyLost, 3, false, nil, idempotency.StatusComplete, 1, 0},
+		{"complete refused, then stored by the middleware's retry", completePut, faultproxy.InternalServerError, 3, false, nil, idempotency.StatusComplete, 1, 0},
+		{"complete refused on every attempt", completePut, faultproxy.InternalServerError, 15, false, nil, idempotency.StatusInProgress, 2, 1},
+		{"release refused", releaseDel, faultproxy.ProvisionedThroughputExceeded, 3, true, errCardDeclined, idempotency.StatusInProgress, 1, 1},
+		{"release applied, replies lost", releaseDel, faultproxy.ReplyLost, 3, true, errCardDeclined, "", 1, 1},
 	}
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
@@ -147,7 +150,7 @@ func TestFaultsBeyondRetries(t *testing.T) {
 					if tt.decline {
 						w.fail[id] = 1
 					}
-					w.proxy.Set(faultRule(tt.req, tt.fault, 3))
+					w.proxy.Set(faultRule(tt.req, tt.fault, tt.times))
 					got, err := w.invoke(h, id)
 					w.proxy.Set()
 					if tt.wantErr == nil {
