@@ -78,6 +78,13 @@ func appendString(dst, b []byte, i int) ([]byte, int) {
 		case c == '"':
 			return dst, i + 1
 		case c == '\\':
+			// \" and \\ are most of the escapes of a JSON document quoted
+			// in a string: taken here, without the calls.
+			if i+1 < len(b) && (b[i+1] == '"' || b[i+1] == '\\') {
+				dst = append(dst, b[i+1])
+				i += 2
+				continue
+			}
 			if escapeLen(b, i) == 0 {
 				return nil, -1
 			}

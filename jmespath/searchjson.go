@@ -212,7 +212,9 @@ func (r *jsonReader) findField(name string, rest []pathStep) (any, bool) {
 			return nil, false
 		}
 		i = space(b, i+1)
-		if keyIs(b[keyStart:keyEnd], plain, name) {
+		// A plain key of another length is another name: most keys are
+		// ruled out without a call.
+		if (!plain || keyEnd-keyStart-2 == len(name)) && keyIs(b[keyStart:keyEnd], plain, name) {
 			r.i = i
 			v, ok := r.find(rest)
 			if !ok {
