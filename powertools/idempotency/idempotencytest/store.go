@@ -28,11 +28,8 @@ import (
 // The zero value is an empty store ready to use. A Store is safe for
 // concurrent use.
 type Store struct {
-	mu sync.Mutex
-	// records holds each key's record by pointer, so that Acquire and
-	// Complete overwrite it in place after their one lookup instead of
-	// assigning to the map again.
-	records map[string]*idempotency.Record
+	mu      sync.Mutex
+	records map[string]packed
 	counts  Counts
 }
 
@@ -63,12 +60,12 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	old := s.records[rec.Key]
-	if old != nil && !replaceable(old, now) {
-		if err := check(old); err != nil {
+	old, ok := s.records[rec.Key]
+	if ok && !old.replaceable(now) {
+		if err := old.check(rec.Key); err != nil {
 			return nil, err
 		}
-		return clone(old), nil
+		return old.record(rec.Key), nil
 	}
 	s.store(old, rec)
 	return nil, nil
@@ -87,8 +84,8 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Complete++
-	old := s.records[rec.Key]
-	if old == nil || old.LeaseToken != rec.LeaseToken {
+	old, ok := s.records[rec.Key]
+	if !ok || string(old.leaseToken()) != rec.LeaseToken {
 		return fmt.Errorf("idempotencytest: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
 	s.store(old, rec)
@@ -107,11 +104,11 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Release++
-	old := s.records[key]
-	if old == nil {
+	old, ok := s.records[key]
+	if !ok {
 		return nil
 	}
-	if old.LeaseToken != token {
+	if string(old.leaseToken()) != token {
 		return fmt.Errorf("idempotencytest: release %q: %w", key, idempotency.ErrLeaseLost)
 	}
 	delete(s.records, key)
@@ -130,14 +127,14 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Get++
-	old := s.records[key]
-	if old == nil {
+	old, ok := s.records[key]
+	if !ok {
 		return nil, fmt.Errorf("idempotencytest: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
-	if err := check(old); err != nil {
+	if err := old.check(key); err != nil {
 		return nil, err
 	}
-	return clone(old), nil
+	return old.record(key), nil
 }
 
 // Put stores a copy of rec as it is, with no condition and no check: a test
@@ -156,8 +153,8 @@ func (s *Store) Records() []idempotency.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]idempotency.Record, 0, len(s.records))
-	for _, r := range s.records {
-		out = append(out, *clone(r))
+	for key, p := range s.records {
+		out = append(out, *p.record(key))
 	}
 	slices.SortFunc(out, func(a, b idempotency.Record) int { return strings.Compare(a.Key, b.Key) })
 	return out
@@ -173,69 +170,11 @@ func (s *Store) Counts() Counts {
 // errEmptyKey matches DynamoDB, which refuses an empty key attribute.
 var errEmptyKey = errors.New("idempotencytest: empty idempotency key")
 
-// store keeps a copy of rec as DynamoDB would return it, in old, the
-// record stored under rec.Key, or in a new one when old is nil. The caller
-// holds s.mu.
-func (s *Store) store(old, rec *idempotency.Record) {
-	if old == nil {
-		if s.records == nil {
-			s.records = make(map[string]*idempotency.Record)
-		}
-		old = new(idempotency.Record)
-		s.records[rec.Key] = old
+// store keeps rec as DynamoDB would return it, in the space of old, the
+// record it replaces (nil for none). The caller holds s.mu.
+func (s *Store) store(old packed, rec *idempotency.Record) {
+	if s.records == nil {
+		s.records = make(map[string]packed)
 	}
-	copyRecord(old, rec)
-	old.Expiry = truncate(old.Expiry, time.Second)
-	old.LeaseEnd = truncate(old.LeaseEnd, time.Millisecond)
-}
-
-// replaceable is the DynamoDB store's Acquire condition: no live record.
-// Expiry and LeaseEnd are already truncated, and for a whole number of
-// seconds (or milliseconds) e, now < e exactly when the truncated now is.
-func replaceable(old *idempotency.Record, now time.Time) bool {
-	if !old.Expiry.IsZero() && !now.Before(old.Expiry) {
-		return true
-	}
-	return old.Status == idempotency.StatusInProgress && !now.Before(old.LeaseEnd)
-}
-
-// check returns the error the DynamoDB store gives for an item it cannot
-// decode, for the one kind of damage a Record can carry.
-func check(r *idempotency.Record) error {
-	switch r.Status {
-	case idempotency.StatusInProgress, idempotency.StatusComplete, idempotency.StatusUncertain:
-		return nil
-	}
-	return &idempotency.CorruptedRecordError{Key: r.Key, Reason: fmt.Sprintf("unknown status %q", r.Status)}
-}
-
-// clone copies r so that callers never share the stored Response.
-func clone(r *idempotency.Record) *idempotency.Record {
-	c := new(idempotency.Record)
-	copyRecord(c, r)
-	return c
-}
-
-// copyRecord copies src to dst, with a copy of its Response.
-func copyRecord(dst, src *idempotency.Record) {
-	*dst = *src
-	if len(src.Response) == 0 {
-		// DynamoDB does not keep an empty data attribute.
-		dst.Response = nil
-	} else {
-		dst.Response = slices.Clone(src.Response)
-	}
-}
-
-// truncate rounds t down to a multiple of d after the Unix epoch, in UTC, as
-// DynamoDB's epoch numbers keep it. The zero time stays zero: it means "not
-// set" and is not stored.
-func truncate(t time.Time, d time.Duration) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	if d == time.Second {
-		return time.Unix(t.Unix(), 0).UTC()
-	}
-	return time.UnixMilli(t.UnixMilli()).UTC()
+	s.records[rec.Key] = pack(old, rec)
 }

@@ -23,8 +23,8 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	old := s.records[rec.Key]
-	if old == nil || old.Status != idempotency.StatusUncertain || old.LeaseToken != token {
+	old, ok := s.records[rec.Key]
+	if !ok || string(old.status()) != string(idempotency.StatusUncertain) || string(old.leaseToken()) != token {
 		return fmt.Errorf("idempotencytest: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
 	s.store(old, rec)
