@@ -8,13 +8,10 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-// packed is a record as a [Store] keeps it: all its fields but the key in
-// one byte slice. A Record is an object of pointers (its strings and
-// response), each one more object for the garbage collector to find and
-// mark on every cycle; a store holding many records, as a benchmark's
-// does, made the collector's marking the largest cost of a call. A packed
-// record is one object, with no pointers to scan. It also keeps times as
-// DynamoDB does: Expiry in whole seconds, LeaseEnd in whole milliseconds.
+// packed is a record as a [Store] keeps it: all its fields but the key as
+// bytes, so that the store's records hold no pointers for the garbage
+// collector (see table). It keeps times as DynamoDB does: Expiry in whole
+// seconds, LeaseEnd in whole milliseconds.
 //
 // The layout: a flags byte; Expiry as Unix seconds and LeaseEnd as Unix
 // milliseconds, eight bytes each; Status, LeaseToken and PayloadHash, each
@@ -30,8 +27,8 @@ const (
 	fieldsAt = 17 // where Status starts: after the flags and the two times
 )
 
-// pack appends rec, but its key, to p[:0], reusing p's space.
-func pack(p packed, rec *idempotency.Record) packed {
+// appendPacked appends rec, but its key, packed.
+func appendPacked(p []byte, rec *idempotency.Record) []byte {
 	var flags byte
 	var expiry, leaseEnd int64
 	if !rec.Expiry.IsZero() {
@@ -48,10 +45,7 @@ func pack(p packed, rec *idempotency.Record) packed {
 	if len(rec.Response) > 0 {
 		flags |= hasResponse
 	}
-	if size := fieldsAt + 3*binary.MaxVarintLen64 + len(rec.Status) + len(rec.LeaseToken) + len(rec.PayloadHash) + len(rec.Response); cap(p) < size {
-		p = make(packed, 0, size)
-	}
-	p = append(p[:0], flags)
+	p = append(p, flags)
 	p = binary.LittleEndian.AppendUint64(p, uint64(expiry))
 	p = binary.LittleEndian.AppendUint64(p, uint64(leaseEnd))
 	for _, s := range [...]string{string(rec.Status), rec.LeaseToken, rec.PayloadHash} {
@@ -59,6 +53,18 @@ func pack(p packed, rec *idempotency.Record) packed {
 		p = append(p, s...)
 	}
 	return append(p, rec.Response...)
+}
+
+// packedSize returns the length of rec packed.
+func packedSize(rec *idempotency.Record) int {
+	n := fieldsAt + len(rec.Response)
+	for _, s := range [...]string{string(rec.Status), rec.LeaseToken, rec.PayloadHash} {
+		n += len(s) + 1
+		for x := len(s); x >= 0x80; x >>= 7 {
+			n++ // one more byte of uvarint length
+		}
+	}
+	return n
 }
 
 // fields returns Status, LeaseToken, PayloadHash and Response, sharing p.

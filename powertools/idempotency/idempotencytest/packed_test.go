@@ -29,7 +29,10 @@ func TestPackedRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := pack(packed("reused space, longer than the record needs"), &tt.in)
+			p := packed(appendPacked([]byte("ignored prefix")[:0], &tt.in))
+			if len(p) != packedSize(&tt.in) {
+				t.Errorf("packed %d bytes, packedSize says %d", len(p), packedSize(&tt.in))
+			}
 			if diff := cmp.Diff(&tt.want, p.record(tt.in.Key)); diff != "" {
 				t.Errorf("round trip (-want +got):\n%s", diff)
 			}

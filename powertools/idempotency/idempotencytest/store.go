@@ -29,7 +29,7 @@ import (
 // concurrent use.
 type Store struct {
 	mu      sync.Mutex
-	records map[string]packed
+	records table
 	counts  Counts
 }
 
@@ -60,14 +60,14 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	old, ok := s.records[rec.Key]
+	old, ok := s.records.get(rec.Key)
 	if ok && !old.replaceable(now) {
 		if err := old.check(rec.Key); err != nil {
 			return nil, err
 		}
 		return old.record(rec.Key), nil
 	}
-	s.store(old, rec)
+	s.records.put(rec)
 	return nil, nil
 }
 
@@ -84,11 +84,11 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Complete++
-	old, ok := s.records[rec.Key]
+	old, ok := s.records.get(rec.Key)
 	if !ok || string(old.leaseToken()) != rec.LeaseToken {
 		return fmt.Errorf("idempotencytest: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.store(old, rec)
+	s.records.put(rec)
 	return nil
 }
 
@@ -104,14 +104,14 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Release++
-	old, ok := s.records[key]
+	old, ok := s.records.get(key)
 	if !ok {
 		return nil
 	}
 	if string(old.leaseToken()) != token {
 		return fmt.Errorf("idempotencytest: release %q: %w", key, idempotency.ErrLeaseLost)
 	}
-	delete(s.records, key)
+	s.records.delete(key)
 	return nil
 }
 
@@ -127,7 +127,7 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Get++
-	old, ok := s.records[key]
+	old, ok := s.records.get(key)
 	if !ok {
 		return nil, fmt.Errorf("idempotencytest: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
@@ -144,7 +144,7 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 func (s *Store) Put(rec *idempotency.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.store(s.records[rec.Key], rec)
+	s.records.put(rec)
 }
 
 // Records returns a copy of every stored record, expired ones included,
@@ -152,10 +152,10 @@ func (s *Store) Put(rec *idempotency.Record) {
 func (s *Store) Records() []idempotency.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]idempotency.Record, 0, len(s.records))
-	for key, p := range s.records {
+	out := make([]idempotency.Record, 0, s.records.len())
+	s.records.each(func(key string, p packed) {
 		out = append(out, *p.record(key))
-	}
+	})
 	slices.SortFunc(out, func(a, b idempotency.Record) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
@@ -169,12 +169,3 @@ func (s *Store) Counts() Counts {
 
 // errEmptyKey matches DynamoDB, which refuses an empty key attribute.
 var errEmptyKey = errors.New("idempotencytest: empty idempotency key")
-
-// store keeps rec as DynamoDB would return it, in the space of old, the
-// record it replaces (nil for none). The caller holds s.mu.
-func (s *Store) store(old packed, rec *idempotency.Record) {
-	if s.records == nil {
-		s.records = make(map[string]packed)
-	}
-	s.records[rec.Key] = pack(old, rec)
-}

@@ -23,10 +23,10 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	old, ok := s.records[rec.Key]
+	old, ok := s.records.get(rec.Key)
 	if !ok || string(old.status()) != string(idempotency.StatusUncertain) || string(old.leaseToken()) != token {
 		return fmt.Errorf("idempotencytest: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.store(old, rec)
+	s.records.put(rec)
 	return nil
 }
