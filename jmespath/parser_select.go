@@ -3,11 +3,10 @@ package jmespath
 // Parsing of projections, bracketed and braced forms, and function calls.
 
 // indexOrSlice parses [n] (when the lexer did not read it as one tIndex)
-// or [start:stop:step] after the '[' at tok,
-// applied to left's result, or to the current value when left is 0. An
-// index joins left's chain, as a name after a dot does, so that a run of
-// indexes makes a flat chain. A slice starts a projection, as in the
-// specification.
+// or [start:stop:step] after the '[' at tok, applied to left's result, or
+// to the current value when left is 0. An index joins left's chain, as a
+// name after a dot does, so that a run of indexes makes a flat chain. A
+// slice starts a projection, as in the specification.
 func (p *parser) indexOrSlice(tok token, left int32) (int32, error) {
 	var sel int32
 	var err error
@@ -86,7 +85,7 @@ func (p *parser) list(at int32, n node, l *nodeList) (int32, error) {
 		return 0, p.errorAt(n.pos, "expression nested too deeply")
 	}
 	n.left, n.b, n.depth = l.head, int32(l.n), l.depth
-	p.simple = false // lists and calls allocate, and call user functions
+	p.simple = false // lists and calls are not among simpleKind
 	if at == 0 {
 		p.nodes = append(p.nodes, n)
 		return int32(len(p.nodes) - 1), nil
