@@ -60,14 +60,14 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	old, ok := s.records.get(rec.Key)
+	i, old, ok := s.records.lookup(rec.Key)
 	if ok && !old.replaceable(now) {
 		if err := old.check(rec.Key); err != nil {
 			return nil, err
 		}
 		return old.record(rec.Key), nil
 	}
-	s.records.put(rec)
+	s.records.putAt(i, ok, rec)
 	return nil, nil
 }
 
@@ -84,11 +84,11 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Complete++
-	old, ok := s.records.get(rec.Key)
+	i, old, ok := s.records.lookup(rec.Key)
 	if !ok || string(old.leaseToken()) != rec.LeaseToken {
 		return fmt.Errorf("idempotencytest: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.records.put(rec)
+	s.records.putAt(i, true, rec)
 	return nil
 }
 

@@ -71,15 +71,28 @@ func (t *table) find(key string) (int32, bool) {
 
 // get returns the packed record of key, valid until the table changes.
 func (t *table) get(key string) (packed, bool) {
+	_, p, ok := t.lookup(key)
+	return p, ok
+}
+
+// lookup returns the slot and the packed record of key, valid until the
+// table changes, for a putAt that follows.
+func (t *table) lookup(key string) (int32, packed, bool) {
 	if i, ok := t.find(key); ok {
-		return t.data(i), true
+		return i, t.data(i), true
 	}
-	return nil, false
+	return 0, nil, false
 }
 
 // put stores rec under rec.Key, in its record's place when it fits.
 func (t *table) put(rec *idempotency.Record) {
-	i, ok := t.find(rec.Key)
+	i, _, ok := t.lookup(rec.Key)
+	t.putAt(i, ok, rec)
+}
+
+// putAt is put for a key whose lookup gave slot i and ok; the table must
+// not have changed since.
+func (t *table) putAt(i int32, ok bool, rec *idempotency.Record) {
 	if ok && packedSize(rec) <= int(t.slots[i].dataLen) {
 		s := &t.slots[i]
 		at := s.off + s.keyLen

@@ -23,10 +23,10 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Acquire++
-	old, ok := s.records.get(rec.Key)
+	i, old, ok := s.records.lookup(rec.Key)
 	if !ok || string(old.status()) != string(idempotency.StatusUncertain) || string(old.leaseToken()) != token {
 		return fmt.Errorf("idempotencytest: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.records.put(rec)
+	s.records.putAt(i, true, rec)
 	return nil
 }
