@@ -41,6 +41,8 @@ type node struct {
 
 	// a and b depend on the kind; read them with the accessors below.
 	a, b int32
+
+	_ int32 // pads the node to 32 bytes, so that indexing is a shift
 }
 
 // tree is a compiled expression: its nodes and what they refer to. It is

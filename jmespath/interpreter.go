@@ -5,23 +5,38 @@ import (
 	"strings"
 )
 
+// field evaluates c against v when c is a name, the most common node, and
+// reports whether it was one. It is inlined, so that a caller trying it
+// first spares a call of eval for most nodes.
+func (t *tree) field(c *node, v any) (any, bool) {
+	if c.kind != nField {
+		return nil, false
+	}
+	if m, ok := v.(map[string]any); ok {
+		return m[t.text[c.a:c.b]], true
+	}
+	return nil, true
+}
+
 // eval evaluates n, a node of t, against the current value v. It never
 // changes v or anything reachable from it, and never changes t.
 func (t *tree) eval(n *node, v any) (any, error) {
 	switch n.kind {
 	case nField:
-		if m, ok := v.(map[string]any); ok {
-			return m[t.name(n)], nil
-		}
-		return nil, nil
+		r, _ := t.field(n, v)
+		return r, nil
 	case nCurrent:
 		return v, nil
 	case nSubexpr:
 		var err error
-		for i := n.left; i != 0; i = t.nodes[i].next {
-			if v, err = t.eval(&t.nodes[i], v); err != nil {
+		for i := n.left; i != 0; {
+			c := &t.nodes[i]
+			if r, ok := t.field(c, v); ok {
+				v = r
+			} else if v, err = t.eval(c, v); err != nil {
 				return nil, err
 			}
+			i = c.next
 		}
 		return v, nil
 	case nPipe:
@@ -110,9 +125,13 @@ func (t *tree) eval(n *node, v any) (any, error) {
 }
 
 func (t *tree) evalProjection(n *node, v any) (any, error) {
-	base, err := t.eval(t.at(n.left), v)
-	if err != nil {
-		return nil, err
+	c := t.at(n.left)
+	base, ok := t.field(c, v)
+	if !ok {
+		var err error
+		if base, err = t.eval(c, v); err != nil {
+			return nil, err
+		}
 	}
 	var elems []any
 	switch n.kind {

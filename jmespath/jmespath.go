@@ -10,6 +10,7 @@ import (
 type Expression struct {
 	src  string
 	tree tree
+	root *node      // tree.root(), kept for Search
 	path []pathStep // non-nil when SearchJSON can scan raw bytes
 }
 
@@ -39,7 +40,7 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 		return nil, err
 	}
 	e = &Expression{src: expr, tree: t}
-	e.path = planPath(&e.tree)
+	e.root, e.path = e.tree.root(), planPath(&e.tree)
 	return e, nil
 }
 
@@ -60,11 +61,14 @@ func (e *Expression) String() string { return e.src }
 // values encoding/json decodes into an any (see the package documentation).
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
+	if r, ok := e.tree.field(e.root, data); ok {
+		return r, nil
+	}
 	if e.tree.simple {
-		return e.tree.eval(e.tree.root(), data)
+		return e.tree.eval(e.root, data)
 	}
 	defer guard(&err)
-	return e.tree.eval(e.tree.root(), data)
+	return e.tree.eval(e.root, data)
 }
 
 // guard turns a panic inside this package into an error, as a last
