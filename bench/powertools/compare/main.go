@@ -5,7 +5,7 @@
 // side with Powertools" of docs/benchmarks.md. `make bench-compare` runs
 // it with the servers up:
 //
-//	go run ./powertools/compare -root .. [-n-dynamodb 200] [-n-memory 5000] [-repeat 3] [-doc FILE]
+//	go run ./powertools/compare -root .. [-n-dynamodb 200] [-n-memory 20000] [-repeat 3] [-doc FILE]
 //
 // Every DynamoDB request goes through internal/faultproxy, with no fault,
 // which counts them: requests per call are measured, not assumed. Each
@@ -60,7 +60,7 @@ type measurement struct {
 func main() {
 	root := flag.String("root", "..", "the repository's top folder")
 	nDynamo := flag.Int("n-dynamodb", 200, "measured calls per run on DynamoDB (moto)")
-	nMemory := flag.Int("n-memory", 5000, "measured calls per run on the in-memory stores")
+	nMemory := flag.Int("n-memory", 20000, "measured calls per run on the in-memory stores")
 	repeat := flag.Int("repeat", 3, "runs per cell; the table shows the median")
 	doc := flag.String("doc", "", "the file to write the section into (default: ROOT/docs/benchmarks.md)")
 	flag.Parse()
