@@ -347,7 +347,7 @@ func render(rows []row, nDynamo, nMemory, repeat int) string {
 	w("On a loaded machine calls/s (wall time) moves with the other work; CPU µs/call moves less, but by up to a factor\n")
 	w("of two between runs here for the in-memory cells, whose calls take a few microseconds. On DynamoDB the\n")
 	w("calls/s are moto's speed (one request at a time, in Python), not DynamoDB's.\n\n")
-	w("Command: `make bench-compare` (%s).\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	w("Command: `make bench-compare` (%s).\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	return b.String()
 }
 

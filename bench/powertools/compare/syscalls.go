@@ -101,7 +101,7 @@ func renderSyscalls(counts []syscallCount, small, large int) string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("### System calls per call on DynamoDB, new keys\n\n")
 	if counts == nil {
-		w("Not measured: strace is not installed on this machine.\n\n")
+		w("Not measured: strace is not installed on this machine.\n")
 		return b.String()
 	}
 	w("Each implementation under `strace -f -c` (all threads), %d and then %d calls; the table gives the\n", small, large)
@@ -128,6 +128,5 @@ func renderSyscalls(counts []syscallCount, small, large int) string {
 		}
 		w("| %s | %.1f | %s |\n", c.impl, c.total, strings.Join(top, ", "))
 	}
-	w("\n")
 	return b.String()
 }
