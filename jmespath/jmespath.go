@@ -61,8 +61,12 @@ func (e *Expression) String() string { return e.src }
 // values encoding/json decodes into an any (see the package documentation).
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
+	// A name or a literal, alone, needs no call of eval.
 	if r, ok := e.tree.field(e.root, data); ok {
 		return r, nil
+	}
+	if e.root.kind == nLiteral {
+		return copyValue(e.tree.lit(e.root)), nil
 	}
 	if e.tree.simple {
 		return e.tree.eval(e.root, data)
