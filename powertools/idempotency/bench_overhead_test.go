@@ -2,11 +2,8 @@ package idempotency_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
@@ -36,19 +33,7 @@ func BenchmarkMiddlewareOverhead(b *testing.B) {
 	for _, path := range []string{"first_call", "first_call_steady", "replay"} {
 		b.Run(path, func(b *testing.B) {
 			event, setOrder := benchEvent(b)
-			bare := func() {
-				var req events.APIGatewayV2HTTPRequest
-				if err := json.Unmarshal(event, &req); err != nil {
-					b.Fatal(err)
-				}
-				resp, err := orderHandler(ctx, req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := json.Marshal(resp); err != nil {
-					b.Fatal(err)
-				}
-			}
+			bare := func() { bareCall(b, ctx, event) }
 			var h *idempotency.Handler
 			tick, order := func() {}, func(i int) int { return i }
 			switch path {
