@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// row is one cell of the table: the median of the runs.
+type row struct {
+	impl, store, scenario string
+	callsPerSec           float64
+	cpuMicros             float64
+	reqPerCall            float64
+	version               string
+}
+
+func summarize(name, store, scenario string, ms []measurement) row {
+	median := func(f func(measurement) float64) float64 {
+		v := make([]float64, len(ms))
+		for i, m := range ms {
+			v[i] = f(m)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return row{
+		impl: name, store: store, scenario: scenario, version: ms[0].Version,
+		callsPerSec: median(func(m measurement) float64 { return float64(m.Calls) / m.Seconds }),
+		cpuMicros:   median(func(m measurement) float64 { return 1e6 * m.CPUSeconds / float64(m.Calls) }),
+		reqPerCall:  median(func(m measurement) float64 { return float64(m.requests) / float64(m.Calls) }),
+	}
+}
+
+var scenarioNames = map[string]string{"new": "new keys", "dup": "duplicates", "cache": "duplicates, local cache on"}
+
+func render(rows []row, nDynamo, nMemory, repeat int) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("## Side by side with Powertools\n\n")
+	w("Written by `make bench-compare` (bench/powertools/compare); do not edit by hand.\n\n")
+	w("The same trivial handler (`{\"id\", \"amount\", \"currency\"}` in, `{\"ok\", \"id\"}` out, key `id`) wrapped by each\n")
+	w("library and called in a loop in one process with a fake Lambda context: on DynamoDB (moto server, every request\n")
+	w("counted by internal/faultproxy with no fault), and on a minimal in-memory store (ours: idempotencytest; for\n")
+	w("Powertools, the small layers in bench/powertools). CPU time is the process's user+system time over the measured\n")
+	w("calls only. Python and TypeScript get their events as decoded objects, as their runtimes pass them; Go gets JSON\n")
+	w("bytes, as aws-lambda-go passes them, so its decoding and encoding are counted. Median of %d runs of %d calls\n", repeat, nMemory)
+	w("(in memory) or %d calls (DynamoDB) per cell.\n\n", nDynamo)
+	w("| store | path | implementation | calls/s | CPU µs/call | DynamoDB requests/call |\n|---|---|---|---:|---:|---:|\n")
+	for _, r := range rows {
+		w("| %s | %s | %s | %.0f | %.1f | %.2f |\n", r.store, scenarioNames[r.scenario], r.impl, r.callsPerSec, r.cpuMicros, r.reqPerCall)
+	}
+	w("\nCPU time per call, Powertools ÷ ours (the target is at least 10), and whether our DynamoDB requests per call\n")
+	w("are at most theirs (the target: on every path). The last two columns divide by the %s row instead:\n", floorName)
+	w("the most that any Go library on aws-sdk-go-v2 could reach on that path.\n\n")
+	w("| store | path | Python ÷ Go | TypeScript ÷ Go | requests at most theirs | Python ÷ SDK alone | TypeScript ÷ SDK alone |\n")
+	w("|---|---|---:|---:|---|---:|---:|\n")
+	var missed, moreRequests, floorBound []string
+	for _, r := range rows {
+		if !strings.HasPrefix(r.impl, "Go") {
+			continue
+		}
+		var py, ts, floor float64
+		fewer := true
+		for _, o := range rows {
+			if o.store != r.store || o.scenario != r.scenario || o.impl == r.impl {
+				continue
+			}
+			switch {
+			case o.impl == floorName:
+				floor = o.cpuMicros
+				continue
+			case strings.Contains(o.impl, "Python"):
+				py = o.cpuMicros / r.cpuMicros
+			default:
+				ts = o.cpuMicros / r.cpuMicros
+			}
+			if r.reqPerCall > o.reqPerCall {
+				fewer = false
+			}
+		}
+		what := r.store + ", " + scenarioNames[r.scenario]
+		if py < 10 || ts < 10 {
+			missed = append(missed, what)
+		}
+		if !fewer {
+			moreRequests = append(moreRequests, what)
+		}
+		verdict := "yes"
+		if !fewer {
+			verdict = "**no**"
+		}
+		pyFloor, tsFloor := "", ""
+		if floor > 0 {
+			pyFloor = fmt.Sprintf("%.1f", py*r.cpuMicros/floor)
+			tsFloor = fmt.Sprintf("%.1f", ts*r.cpuMicros/floor)
+			if (py < 10 || ts < 10) && (py*r.cpuMicros/floor < 10 || ts*r.cpuMicros/floor < 10) {
+				floorBound = append(floorBound, fmt.Sprintf("%s (the SDK alone: %.0f µs, ours: %.0f µs)", what, floor, r.cpuMicros))
+			}
+		}
+		w("| %s | %s | %.1f | %.1f | %s | %s | %s |\n", r.store, scenarioNames[r.scenario], py, ts, verdict, pyFloor, tsFloor)
+	}
+	w("\n")
+	if len(moreRequests) == 0 {
+		w("Requests: at most Powertools' on every path, as measured by the proxy.\n")
+	} else {
+		w("Requests: **more than Powertools' on %s**.\n", strings.Join(moreRequests, "; "))
+	}
+	if len(missed) == 0 {
+		w("CPU: at most a tenth of either Powertools' on every path.\n")
+	} else {
+		w("CPU: the target of a tenth is **missed on %s** in this run.\n", strings.Join(missed, "; "))
+		if len(floorBound) > 0 {
+			w("On %s, the AWS SDK for Go making the same requests with no library code at all\n", strings.Join(floorBound, "; "))
+			w("already costs more than a tenth of Powertools': no Go library built on aws-sdk-go-v2 can meet the target there\n")
+			w("on this machine. See \"Where the CPU goes on DynamoDB\" below.\n")
+		}
+	}
+	w("\nVersions:\n\n")
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if !seen[r.impl] {
+			seen[r.impl] = true
+			w("- %s: %s\n", r.impl, r.version)
+		}
+	}
+	w("- moto server (serialized, scripts/moto-serialized.py) from scripts/tools.sh\n")
+	w("\nMachine: %s, %d CPUs, load average at the end of the run %s; %s %s/%s.\n", cpuModel(), runtime.NumCPU(), loadAverage(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	w("On a loaded machine calls/s (wall time) moves with the other work; CPU µs/call moves less, but by up to a factor\n")
+	w("of two between runs here for the in-memory cells, whose calls take a few microseconds. On DynamoDB the\n")
+	w("calls/s are moto's speed (one request at a time, in Python), not DynamoDB's.\n\n")
+	w("Command: `make bench-compare` (%s).\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	return b.String()
+}
+
+func cpuModel() string {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
