@@ -7,12 +7,13 @@ import (
 )
 
 // table holds a [Store]'s records where the garbage collector has nothing
-// to look at: keys and packed records in one byte slice, found through a
-// map from a hash of the key to a slot. A map keyed by string, or records
-// made of strings, are one object per key or field for the collector to
-// mark on every cycle; with thousands of records, as a benchmark's store
-// holds, that marking was most of what a first call cost over the bare
-// handler. The zero table is empty and ready to use.
+// to look at: keys and packed records in the chunks of an arena (see
+// arena.go), found through a map from a hash of the key to a slot. A map
+// keyed by string, or records made of strings, are one object per key or
+// field for the collector to mark on every cycle; with thousands of
+// records, as a benchmark's store holds, that marking was most of what a
+// first call cost over the bare handler. The zero table is empty and ready
+// to use.
 type table struct {
 	seed  maphash.Seed
 	hash  func(seed maphash.Seed, key string) uint64 // maphash.String; a test makes it collide
@@ -21,17 +22,30 @@ type table struct {
 	// another key. With 64-bit hashes it stays empty in practice, but a
 	// collision must not mix two keys up.
 	overflow map[string]int32
-	slots    []slot
-	free     []int32 // unused slots
-	arena    []byte  // each used slot's key, then its packed record
-	garbage  int     // bytes of arena no slot uses
+
+	// The slots live in fixed pages rather than one slice, so that a
+	// growing table never copies them all: a copy of megabytes cannot be
+	// interrupted, and stalls the collector while it runs.
+	slotPages []*[slotPage]slot
+	nslots    int32
+	free      []int32 // unused slots
+
+	arena
 }
 
-// slot places a key and its packed record in the arena.
+const slotPage = 1024
+
+// slot places a key and its packed record in the arena: the key at off in
+// chunk, the record just after it. dataCap is the room the record has
+// there; a rewrite that fits stays in place.
 type slot struct {
-	off, keyLen, dataLen int32
-	used                 bool
+	chunk, off               int32
+	keyLen, dataLen, dataCap int32
+	used                     bool
 }
+
+// extent is the bytes the slot's entry takes in its chunk.
+func (s *slot) extent() int { return headerLen + int(s.keyLen+s.dataCap) }
 
 func (t *table) init() {
 	if t.index == nil {
@@ -44,15 +58,18 @@ func (t *table) init() {
 	}
 }
 
-func (t *table) key(i int32) string {
-	s := t.slots[i]
-	return string(t.arena[s.off : s.off+s.keyLen])
+func (t *table) slot(i int32) *slot { return &t.slotPages[i/slotPage][i%slotPage] }
+
+func (t *table) keyBytes(s *slot) []byte {
+	return t.chunks[s.chunk].buf[s.off : s.off+s.keyLen]
 }
 
+func (t *table) key(i int32) string { return string(t.keyBytes(t.slot(i))) }
+
 func (t *table) data(i int32) packed {
-	s := t.slots[i]
+	s := t.slot(i)
 	at := s.off + s.keyLen
-	return packed(t.arena[at : at+s.dataLen : at+s.dataLen])
+	return packed(t.chunks[s.chunk].buf[at : at+s.dataLen : at+s.dataLen])
 }
 
 // find returns the slot of key, or false.
@@ -62,7 +79,7 @@ func (t *table) find(key string) (int32, bool) {
 	if !ok {
 		return 0, false
 	}
-	if string(t.arena[t.slots[i].off:t.slots[i].off+t.slots[i].keyLen]) == key {
+	if string(t.keyBytes(t.slot(i))) == key {
 		return i, true
 	}
 	i, ok = t.overflow[key]
@@ -93,24 +110,24 @@ func (t *table) put(rec *idempotency.Record) {
 // putAt is put for a key whose lookup gave slot i and ok; the table must
 // not have changed since.
 func (t *table) putAt(i int32, ok bool, rec *idempotency.Record) {
-	if ok && packedSize(rec) <= int(t.slots[i].dataLen) {
-		s := &t.slots[i]
-		at := s.off + s.keyLen
-		n := len(appendPacked(t.arena[at:at:at+s.dataLen], rec))
-		t.garbage += int(s.dataLen) - n
-		s.dataLen = int32(n)
+	need := packedSize(rec)
+	if !ok {
+		i = t.newSlot(rec.Key)
+		t.place(i, rec, need)
+		t.tidy()
 		return
 	}
-	if ok {
-		t.garbage += int(t.slots[i].keyLen + t.slots[i].dataLen)
-	} else {
-		i = t.newSlot(rec.Key)
+	s := t.slot(i)
+	if need <= int(s.dataCap) || t.growLast(s, need) {
+		at := s.off + s.keyLen
+		buf := t.chunks[s.chunk].buf
+		s.dataLen = int32(len(appendPacked(buf[at:at:at+s.dataCap], rec)))
+		return
 	}
-	off := len(t.arena)
-	t.arena = append(t.arena, rec.Key...)
-	t.arena = appendPacked(t.arena, rec)
-	t.slots[i] = slot{off: int32(off), keyLen: int32(len(rec.Key)), dataLen: int32(len(t.arena) - off - len(rec.Key)), used: true}
-	t.compact()
+	old, extent := s.chunk, s.extent()
+	t.place(i, rec, need)
+	t.kill(old, extent)
+	t.tidy()
 }
 
 // newSlot takes a slot for key and indexes it.
@@ -119,8 +136,11 @@ func (t *table) newSlot(key string) int32 {
 	if n := len(t.free); n > 0 {
 		i, t.free = t.free[n-1], t.free[:n-1]
 	} else {
-		i = int32(len(t.slots))
-		t.slots = append(t.slots, slot{})
+		i = t.nslots
+		if i%slotPage == 0 {
+			t.slotPages = append(t.slotPages, new([slotPage]slot))
+		}
+		t.nslots++
 	}
 	h := t.hash(t.seed, key)
 	if _, taken := t.index[h]; taken {
@@ -151,38 +171,22 @@ func (t *table) delete(key string) {
 			}
 		}
 	}
-	t.garbage += int(t.slots[i].keyLen + t.slots[i].dataLen)
-	t.slots[i] = slot{}
+	s := t.slot(i)
+	c, extent := s.chunk, s.extent()
+	*s = slot{}
 	t.free = append(t.free, i)
-}
-
-// compact copies the used records to a new arena once most of the arena is
-// garbage, so that a store rewriting its records keeps a bounded size.
-func (t *table) compact() {
-	if t.garbage < 64<<10 || t.garbage < len(t.arena)/2 {
-		return
-	}
-	arena := make([]byte, 0, 2*(len(t.arena)-t.garbage))
-	for i := range t.slots {
-		s := &t.slots[i]
-		if !s.used {
-			continue
-		}
-		off := len(arena)
-		arena = append(arena, t.arena[s.off:s.off+s.keyLen+s.dataLen]...)
-		s.off = int32(off)
-	}
-	t.arena, t.garbage = arena, 0
+	t.kill(c, extent)
+	t.tidy()
 }
 
 // each calls fn with every key and its packed record.
 func (t *table) each(fn func(key string, p packed)) {
-	for i := range t.slots {
-		if t.slots[i].used {
-			fn(t.key(int32(i)), t.data(int32(i)))
+	for i := range t.nslots {
+		if t.slot(i).used {
+			fn(t.key(i), t.data(i))
 		}
 	}
 }
 
 // len returns the number of records.
-func (t *table) len() int { return len(t.slots) - len(t.free) }
+func (t *table) len() int { return int(t.nslots) - len(t.free) }

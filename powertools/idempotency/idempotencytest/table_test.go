@@ -1,8 +1,10 @@
 package idempotencytest
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -58,8 +60,8 @@ func TestTableCompacts(t *testing.T) {
 			})
 		}
 	}
-	if len(tb.arena) > 1<<20 {
-		t.Errorf("arena holds %d bytes for 100 small records", len(tb.arena))
+	if tb.arenaBytes() > 1<<20 {
+		t.Errorf("arena holds %d bytes for 100 small records", tb.arenaBytes())
 	}
 	for k := range 100 {
 		p, ok := tb.get(fmt.Sprint("key-", k))
@@ -68,6 +70,89 @@ func TestTableCompacts(t *testing.T) {
 		}
 		if r := p.record("k"); len(r.Response) != 199%50+1 || !r.Expiry.Equal(now) {
 			t.Fatalf("key-%d: record %+v", k, r)
+		}
+	}
+}
+
+// liveBytes is what the table's live entries take, their room to grow
+// included.
+func liveBytes(tb *table) int {
+	n := 0
+	for i := range tb.nslots {
+		if s := tb.slot(i); s.used {
+			n += s.extent()
+		}
+	}
+	return n
+}
+
+// A new key's larger COMPLETE record takes the place of its IN_PROGRESS
+// one when that was the last entry written, so the usual first call leaves
+// nothing dead behind.
+func TestTableNewKeysLeaveNoGarbage(t *testing.T) {
+	var tb table
+	now := time.Unix(1700000000, 0)
+	for k := range 20000 {
+		key := fmt.Sprint("orders#", k)
+		tb.put(&idempotency.Record{Key: key, Status: idempotency.StatusInProgress, Expiry: now, LeaseEnd: now, LeaseToken: "t"})
+		tb.put(&idempotency.Record{Key: key, Status: idempotency.StatusComplete, Expiry: now, LeaseToken: "t", Response: []byte(`{"statusCode":201}`)})
+	}
+	if live, held := liveBytes(&tb), tb.arenaBytes(); held > live+chunkSize {
+		t.Errorf("arena holds %d bytes for %d live", held, live)
+	}
+	// Only an IN_PROGRESS record that ended a chunk, with no room after
+	// it, is left dead: one per chunk at most.
+	for _, ch := range tb.chunks {
+		if ch.dead > 100 {
+			t.Fatalf("a chunk has %d dead bytes", ch.dead)
+		}
+	}
+}
+
+// The table against a map, under random puts of every size (big entries
+// included), rewrites and deletes: every record reads back as last put,
+// and the arena stays within twice the live bytes plus a few chunks.
+func TestTableMatchesMap(t *testing.T) {
+	for seed := range int64(5) {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0))
+		var tb table
+		model := map[string]*idempotency.Record{}
+		for step := range 30000 {
+			key := fmt.Sprint("k", rng.IntN(500))
+			switch op := rng.IntN(10); {
+			case op == 0:
+				tb.delete(key)
+				delete(model, key)
+			default:
+				size := rng.IntN(300)
+				if rng.IntN(50) == 0 {
+					size = bigEntry + rng.IntN(bigEntry)
+				}
+				rec := &idempotency.Record{
+					Key: key, Status: idempotency.StatusComplete, LeaseToken: fmt.Sprint(step),
+					Response: bytes.Repeat([]byte{byte(step)}, size),
+				}
+				tb.put(rec)
+				model[key] = rec
+			}
+			if step%1000 != 999 {
+				continue
+			}
+			if tb.len() != len(model) {
+				t.Fatalf("seed %d step %d: %d records, want %d", seed, step, tb.len(), len(model))
+			}
+			for key, want := range model {
+				p, ok := tb.get(key)
+				if !ok {
+					t.Fatalf("seed %d step %d: %q missing", seed, step, key)
+				}
+				if got := p.record(key); got.LeaseToken != want.LeaseToken || !bytes.Equal(got.Response, want.Response) {
+					t.Fatalf("seed %d step %d: %q reads back token %q, want %q", seed, step, key, got.LeaseToken, want.LeaseToken)
+				}
+			}
+			if live, held := liveBytes(&tb), tb.arenaBytes(); held > 2*live+(maxSpare+2)*chunkSize {
+				t.Fatalf("seed %d step %d: arena holds %d bytes for %d live", seed, step, held, live)
+			}
 		}
 	}
 }
