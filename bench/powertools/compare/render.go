@@ -46,8 +46,10 @@ func render(rows []row, nDynamo, nMemory, repeat int) string {
 	w("library and called in a loop in one process with a fake Lambda context: on DynamoDB (moto server, every request\n")
 	w("counted by internal/faultproxy with no fault), and on a minimal in-memory store (ours: idempotencytest; for\n")
 	w("Powertools, the small layers in bench/powertools). CPU time is the process's user+system time over the measured\n")
-	w("calls only. Python and TypeScript get their events as decoded objects, as their runtimes pass them; Go gets JSON\n")
-	w("bytes, as aws-lambda-go passes them, so its decoding and encoding are counted. Median of %d runs of %d calls\n", repeat, nMemory)
+	w("calls only. Every call starts from the event as JSON text and ends with the response as JSON text, as a Lambda\n")
+	w("runtime receives and returns them: Go's Invoke decodes and encodes, as aws-lambda-go does; for Python and\n")
+	w("TypeScript the bench parses the event and serializes the response around the handler, as their runtimes do.\n")
+	w("Median of %d runs of %d calls ", repeat, nMemory)
 	w("(in memory) or %d calls (DynamoDB) per cell.\n\n", nDynamo)
 	w("| store | path | implementation | calls/s | CPU µs/call | DynamoDB requests/call |\n|---|---|---|---:|---:|---:|\n")
 	for _, r := range rows {

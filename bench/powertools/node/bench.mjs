@@ -101,11 +101,15 @@ const config = new IdempotencyConfig({
 const handler = makeIdempotent(async (event, _context) => ({ ok: true, id: event.id }), { persistenceStore, config });
 
 const run = `ts-${process.pid}-${Date.now()}`;
-const events = Array.from({ length: n }, (_, i) => ({ id: `${run}-${i}`, amount: 1250, currency: 'EUR' }));
+// Each event is JSON text, as the Lambda runtime receives it; a call parses
+// it and serializes the response, as the runtime does around the handler,
+// and as the Go side's Invoke does (it is given bytes, and returns bytes).
+const events = Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${run}-${i}`, amount: 1250, currency: 'EUR' }));
 const warm = a.scenario === 'new'
-  ? Array.from({ length: Math.min(n, 50) }, (_, i) => ({ id: `${run}-warm-${i}`, amount: 1250, currency: 'EUR' }))
+  ? Array.from({ length: Math.min(n, 50) }, (_, i) => JSON.stringify({ id: `${run}-warm-${i}`, amount: 1250, currency: 'EUR' }))
   : events;
-for (const e of warm) await handler(e, fakeContext);
+const invoke = async (raw) => JSON.stringify(await handler(JSON.parse(raw), fakeContext));
+for (const e of warm) await invoke(e);
 
 process.stdout.write('READY\n');
 const rl = createInterface({ input: process.stdin });
@@ -116,7 +120,7 @@ const start = process.hrtime.bigint();
 let errors = 0;
 for (const e of events) {
   try {
-    await handler(e, fakeContext);
+    await invoke(e);
   } catch {
     errors++;
   }

@@ -115,13 +115,21 @@ def main():
         return {"ok": True, "id": event["id"]}
 
     run = f"py-{os.getpid()}-{time.time_ns()}"
-    events = [{"id": f"{run}-{i}", "amount": 1250, "currency": "EUR"} for i in range(a.n)]
+    # Each event is JSON text, as the Lambda runtime receives it; a call
+    # parses it and serializes the response, as the runtime does around the
+    # handler, and as the Go side's Invoke does (it is given bytes, and
+    # returns bytes).
+    events = [json.dumps({"id": f"{run}-{i}", "amount": 1250, "currency": "EUR"}) for i in range(a.n)]
     ctx = FakeContext()
+
+    def invoke(raw):
+        return json.dumps(handler(json.loads(raw), ctx))
+
     warm = events
     if a.scenario == "new":
-        warm = [{"id": f"{run}-warm-{i}", "amount": 1250, "currency": "EUR"} for i in range(min(a.n, 50))]
+        warm = [json.dumps({"id": f"{run}-warm-{i}", "amount": 1250, "currency": "EUR"}) for i in range(min(a.n, 50))]
     for e in warm:
-        handler(e, ctx)
+        invoke(e)
 
     print("READY", flush=True)
     sys.stdin.readline()
@@ -129,7 +137,7 @@ def main():
     errors = 0
     for e in events:
         try:
-            handler(e, ctx)
+            invoke(e)
         except Exception:  # counted, not hidden: the driver reports errors
             errors += 1
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
