@@ -37,13 +37,19 @@ import (
 type impl struct {
 	name string
 	cmd  func(args ...string) *exec.Cmd
-	// floor marks the AWS SDK for Go alone (gobench -store sdk): it runs
-	// on DynamoDB, on the new and dup paths, and is no library.
-	floor bool
+	// floorOn is set for the floors, which are no library: the store they
+	// run on. The AWS SDK for Go alone (gobench -store sdk) runs on
+	// DynamoDB, on the new and dup paths; the handler alone (gobench
+	// -store bare) in memory.
+	floorOn string
 }
 
-// floorName is the row of gobench's SDK floor.
-const floorName = "AWS SDK for Go alone"
+// The rows of gobench's floors.
+const (
+	ourName   = "Go (this library)"
+	floorName = "AWS SDK for Go alone"
+	bareName  = "Go handler alone"
+)
 
 // measurement is what one process reported, plus the proxy's count.
 type measurement struct {
@@ -100,11 +106,14 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 	}
 	tools := filepath.Join(root, ".tools")
 	impls := []impl{
-		{name: "Go (this library)", cmd: func(args ...string) *exec.Cmd { return exec.Command(gobench, args...) }},
-		{name: floorName, floor: true, cmd: func(args ...string) *exec.Cmd {
+		{name: ourName, cmd: func(args ...string) *exec.Cmd { return exec.Command(gobench, args...) }},
+		{name: floorName, floorOn: "dynamodb", cmd: func(args ...string) *exec.Cmd {
 			// The same requests with the SDK alone: --store is the last
 			// one given, so sdk overrides dynamodb.
 			return exec.Command(gobench, append(args, "--store", "sdk")...)
+		}},
+		{name: bareName, floorOn: "memory", cmd: func(args ...string) *exec.Cmd {
+			return exec.Command(gobench, append(args, "--store", "bare")...)
 		}},
 		{name: "Powertools Python", cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(filepath.Join(tools, "bench-python/bin/python"),
@@ -129,7 +138,7 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 			n = nDynamo
 		}
 		for i, im := range impls {
-			if im.floor && store != "dynamodb" {
+			if im.floorOn != "" && im.floorOn != store {
 				continue
 			}
 			table := fmt.Sprintf("bench-compare-%d-%d", i, time.Now().UnixNano())
@@ -139,8 +148,8 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 				}
 			}
 			for _, scenario := range []string{"new", "dup", "cache"} {
-				if im.floor && scenario == "cache" {
-					continue // no requests to measure
+				if im.floorOn != "" && scenario == "cache" {
+					continue // the same as dup: no record to find
 				}
 				var ms []measurement
 				for range repeat {

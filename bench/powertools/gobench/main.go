@@ -3,10 +3,12 @@
 // in a loop in this process. It speaks the same small protocol as
 // ../python/bench.py and ../node/bench.mjs:
 //
-//	gobench -store dynamodb|memory|sdk -scenario new|dup|cache -n N [-endpoint URL -table T]
+//	gobench -store dynamodb|memory|sdk|bare -scenario new|dup|cache -n N [-endpoint URL -table T]
 //
-// Store sdk is not the library: it makes the same DynamoDB requests with the
-// AWS SDK for Go alone (floor.go), on the new and dup paths only.
+// Stores sdk and bare are not the library but the floors it is measured
+// against (floor.go): sdk makes the same DynamoDB requests with the AWS SDK
+// for Go alone, on the new and dup paths only; bare runs the handler alone,
+// decoding the event and encoding the reply as aws-lambda-go does.
 //
 // It prepares (for dup and cache, N calls that leave N completed records),
 // prints READY, waits for a line on stdin, makes the N measured calls, and
@@ -49,7 +51,7 @@ func handler(_ context.Context, e event) (reply, error) {
 }
 
 func main() {
-	storeName := flag.String("store", "memory", "dynamodb, memory, or sdk (the SDK's requests alone)")
+	storeName := flag.String("store", "memory", "dynamodb, memory, sdk (the SDK's requests alone) or bare (the handler alone)")
 	scenario := flag.String("scenario", "new", "new, dup or cache")
 	n := flag.Int("n", 1000, "measured calls")
 	endpoint := flag.String("endpoint", "", "DynamoDB endpoint (store dynamodb)")
@@ -80,6 +82,7 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 			return err
 		}
 		store = s
+	case "bare":
 	case "sdk":
 		if scenario == "cache" {
 			return fmt.Errorf("store sdk has no cache scenario: it makes no requests")
@@ -98,7 +101,10 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 	}
 	// invoke is one measured call; prepare is what the warm-up does.
 	var invoke, prepare func(ctx context.Context, c call) error
-	if storeName == "sdk" {
+	if storeName == "bare" {
+		invoke = func(ctx context.Context, c call) error { return bareCall(ctx, c.payload) }
+		prepare = invoke
+	} else if storeName == "sdk" {
 		floor := sdkFloor{client: newClient(), table: table}
 		prepare = func(ctx context.Context, c call) error { return floor.call(ctx, c.key, true) }
 		invoke = prepare
