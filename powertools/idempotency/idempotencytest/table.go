@@ -30,6 +30,15 @@ type table struct {
 	nslots    int32
 	free      []int32 // unused slots
 
+	// missed is what the last find learned about a key it did not find,
+	// so that the put that usually follows (Acquire of a new key) indexes
+	// it without hashing it and probing the index again.
+	missed struct {
+		key   string
+		hash  uint64
+		taken bool // the hash is in index, for another key
+	}
+
 	arena
 }
 
@@ -75,15 +84,18 @@ func (t *table) data(i int32) packed {
 // find returns the slot of key, or false.
 func (t *table) find(key string) (int32, bool) {
 	t.init()
-	i, ok := t.index[t.hash(t.seed, key)]
-	if !ok {
-		return 0, false
-	}
-	if string(t.keyBytes(t.slot(i))) == key {
+	h := t.hash(t.seed, key)
+	i, taken := t.index[h]
+	if taken && string(t.keyBytes(t.slot(i))) == key {
 		return i, true
 	}
-	i, ok = t.overflow[key]
-	return i, ok
+	if taken {
+		if i, ok := t.overflow[key]; ok {
+			return i, true
+		}
+	}
+	t.missed.key, t.missed.hash, t.missed.taken = key, h, taken
+	return 0, false
 }
 
 // get returns the packed record of key, valid until the table changes.
@@ -142,8 +154,13 @@ func (t *table) newSlot(key string) int32 {
 		}
 		t.nslots++
 	}
-	h := t.hash(t.seed, key)
-	if _, taken := t.index[h]; taken {
+	h, taken := t.missed.hash, t.missed.taken
+	if t.missed.key != key {
+		h = t.hash(t.seed, key)
+		_, taken = t.index[h]
+	}
+	t.missed.key = ""
+	if taken {
 		t.overflow[key] = i
 	} else {
 		t.index[h] = i
@@ -157,6 +174,7 @@ func (t *table) delete(key string) {
 	if !ok {
 		return
 	}
+	t.missed.key = "" // the index changes
 	h := t.hash(t.seed, key)
 	if j, ok := t.overflow[key]; ok && j == i {
 		delete(t.overflow, key)
