@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -80,7 +79,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
-	rec := &Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(), PayloadHash: hash}
+	rec := &Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}
 	for attempt := 1; ; attempt++ {
 		rec.Expiry = now.Add(e.expiresAfter)
 		rec.LeaseEnd = e.leaseEnd(ctx, now)
@@ -336,16 +335,6 @@ func (e *engine) log() *slog.Logger {
 		return e.logger
 	}
 	return slog.Default()
-}
-
-// newLeaseToken returns 128 random bits in hex. crypto/rand.Read does not
-// fail (since Go 1.24 it crashes the program instead), so there is no error.
-func newLeaseToken() string {
-	var b [16]byte
-	rand.Read(b[:])
-	var h [2 * len(b)]byte
-	encodeHex(h[:], b[:])
-	return string(h[:])
 }
 
 // unwrapEncode gives the caller the encoding error itself.

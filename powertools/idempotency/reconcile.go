@@ -65,7 +65,7 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 		Status:      StatusUncertain,
 		Expiry:      now.Add(e.expiresAfter),
 		LeaseEnd:    e.leaseEnd(ctx, now),
-		LeaseToken:  newLeaseToken(),
+		LeaseToken:  newLeaseToken(now),
 		PayloadHash: existing.PayloadHash,
 	}
 	if err := store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
