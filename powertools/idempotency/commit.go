@@ -38,11 +38,12 @@ var (
 	ErrCommitUnknown = errors.New("idempotency: unknown whether the handler's staged writes and the record were committed")
 )
 
-// invocation returns the context the handler runs with: ctx with the key,
-// and with a staging place when the store has one.
-func (e *engine) invocation(ctx context.Context, key *string) context.Context {
+// invocation returns the context the handler runs with: ctx with the key
+// of l, and with a staging place when the store has one.
+func (e *engine) invocation(ctx context.Context, l *lease) context.Context {
 	if e.invoker != nil {
 		ctx = e.invoker.NewInvocation(ctx)
 	}
-	return withKey(ctx, key)
+	l.ctx = keyContext{Context: ctx, key: &l.held.Key}
+	return &l.ctx
 }

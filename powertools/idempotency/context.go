@@ -1,6 +1,9 @@
 package idempotency
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // keyContextKey is the context key under which the owner of a lease finds
 // its idempotency key.
@@ -12,6 +15,29 @@ type keyContextKey struct{}
 // value, an allocation on every call.
 func withKey(ctx context.Context, key *string) context.Context {
 	return context.WithValue(ctx, keyContextKey{}, key)
+}
+
+// keyContext is what withKey makes, for a context built inside the
+// invocation's [lease]: context.WithValue would be an allocation of its own
+// on every first call. Only Value differs from the parent; Done and Err are
+// the parent's own, so the context package's cancellation propagation sees
+// through it as it sees through WithValue.
+type keyContext struct {
+	context.Context
+	key *string
+}
+
+func (c *keyContext) Value(k any) any {
+	if _, ok := k.(keyContextKey); ok {
+		return c.key
+	}
+	return c.Context.Value(k)
+}
+
+// String describes the context for debugging, as the context package's
+// own contexts do.
+func (c *keyContext) String() string {
+	return fmt.Sprint(c.Context) + ".WithValue(idempotency key)"
 }
 
 // withoutKey hides an enclosing invocation's key from a function that runs

@@ -79,7 +79,8 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
-	rec := &Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}
+	l := &lease{held: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}}
+	rec := &l.held
 	for attempt := 1; ; attempt++ {
 		rec.Expiry = now.Add(e.expiresAfter)
 		rec.LeaseEnd = e.leaseEnd(ctx, now)
@@ -105,7 +106,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		}
 		now = e.now()
 	}
-	resp, err := e.own(ctx, rec, payload, fn)
+	resp, err := e.own(ctx, l, payload, fn)
 	return result{response: resp, key: key}, err
 }
 
@@ -213,12 +214,13 @@ func (e *engine) checkPayload(key string, rec *Record, hash string) error {
 	return &PayloadConflictError{Key: key, StoredHash: rec.PayloadHash, EventHash: hash}
 }
 
-// own runs fn while holding the lease in rec, then completes or releases
-// the record, or keeps it UNCERTAIN when fn says its outcome is unknown.
-func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) ([]byte, error) {
+// own runs fn while holding the lease l, then completes or releases the
+// record, or keeps it UNCERTAIN when fn says its outcome is unknown.
+func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]byte, error) {
+	rec := &l.held
 	// fn and the writes after it share the invocation's context, which
 	// carries the writes fn staged to the store's Complete.
-	ctx = e.invocation(ctx, &rec.Key)
+	ctx = e.invocation(ctx, l)
 	returned := false
 	defer func() {
 		// A panic (or runtime.Goexit) leaves returned false: release the
@@ -231,7 +233,7 @@ func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) 
 	returned = true
 
 	if encErr, ok := err.(*encodeError); ok {
-		if err := e.complete(writeContext(ctx), rec, nil, true); err != nil {
+		if err := e.complete(writeContext(ctx), l, nil, true); err != nil {
 			return nil, err
 		}
 		return nil, encErr.err
@@ -241,13 +243,13 @@ func (e *engine) own(ctx context.Context, rec *Record, payload []byte, fn call) 
 		// allocation the successful call need not pay.
 		var uncertain *UncertainError
 		if errors.As(err, &uncertain) {
-			e.hold(writeContext(ctx), rec)
+			e.hold(writeContext(ctx), l)
 		} else {
 			e.release(writeContext(ctx), rec)
 		}
 		return nil, err
 	}
-	if err := e.complete(writeContext(ctx), rec, resp, false); err != nil {
+	if err := e.complete(writeContext(ctx), l, resp, false); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -271,8 +273,9 @@ func writeContext(ctx context.Context) context.Context {
 // record ([Invoker]): when it reports that nothing was committed
 // ([ErrNotCommitted]) or that it cannot tell ([ErrCommitUnknown]), the
 // effect did not happen, or may not have, and saying it did would be a lie.
-func (e *engine) complete(ctx context.Context, held *Record, resp []byte, omitted bool) error {
-	rec := &Record{
+func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bool) error {
+	held, rec := &l.held, &l.done
+	*rec = Record{
 		Key:             held.Key,
 		Status:          StatusComplete,
 		Expiry:          e.now().Add(e.expiresAfter),

@@ -60,14 +60,15 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 	if now.Before(existing.LeaseEnd) {
 		return nil, false, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
 	}
-	rec := &Record{
+	l := &lease{held: Record{
 		Key:         key,
 		Status:      StatusUncertain,
 		Expiry:      now.Add(e.expiresAfter),
 		LeaseEnd:    e.leaseEnd(ctx, now),
 		LeaseToken:  newLeaseToken(now),
 		PayloadHash: existing.PayloadHash,
-	}
+	}}
+	rec := &l.held
 	if err := store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			// Another invocation reclaimed it first and is reconciling.
@@ -78,14 +79,14 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 	resp, happened, err := e.reconcile(withKey(ctx, &rec.Key), key)
 	switch {
 	case err != nil:
-		e.hold(writeContext(ctx), rec)
+		e.hold(writeContext(ctx), l)
 		return nil, false, &UncertainError{Key: key, Err: err}
 	case happened:
-		if err := e.complete(writeContext(ctx), rec, resp, false); err != nil {
+		if err := e.complete(writeContext(ctx), l, resp, false); err != nil {
 			return nil, false, err
 		}
 		return resp, false, nil
 	}
-	resp, err = e.own(ctx, rec, payload, fn)
+	resp, err = e.own(ctx, l, payload, fn)
 	return resp, true, err
 }

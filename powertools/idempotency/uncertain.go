@@ -75,8 +75,9 @@ type UncertainStore interface {
 // becomes UNCERTAIN, with its lease token and no lease, until it expires or
 // is reconciled. The handler's staged writes, if any, are not committed:
 // the store commits them only with a COMPLETE record.
-func (e *engine) hold(ctx context.Context, held *Record) {
-	rec := &Record{
+func (e *engine) hold(ctx context.Context, l *lease) {
+	held, rec := &l.held, &l.done
+	*rec = Record{
 		Key:         held.Key,
 		Status:      StatusUncertain,
 		Expiry:      e.now().Add(e.expiresAfter),

@@ -1,0 +1,41 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+)
+
+type outerKey struct{}
+
+// TestHandlerContextIsTheInvocations checks that the context the handler
+// gets behaves as the invocation's own, plus the key: values set by the
+// caller are visible, and the caller's cancellation, with its cause,
+// reaches contexts the handler derives from it.
+func TestHandlerContextIsTheInvocations(t *testing.T) {
+	cause := errors.New("caller gave up")
+	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), outerKey{}, "outer"))
+	defer cancel(nil)
+	h := idempotency.Wrap(idempotencytest.NewStore(), func(ctx context.Context, _ struct{}) (string, error) {
+		if key, ok := idempotency.KeyFromContext(ctx); !ok || key != keyOf("o-1") {
+			t.Errorf("KeyFromContext = %q, %v", key, ok)
+		}
+		if v := ctx.Value(outerKey{}); v != "outer" {
+			t.Errorf("the caller's value is %v, want outer", v)
+		}
+		child, stop := context.WithCancel(ctx)
+		defer stop()
+		cancel(cause)
+		<-child.Done() // a hang here is the failure
+		if got := context.Cause(child); got != cause {
+			t.Errorf("the handler's derived context has cause %v, want %v", got, cause)
+		}
+		return "ok", nil
+	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("id"))
+	if _, err := h.Invoke(ctx, []byte(`{"id":"o-1"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
