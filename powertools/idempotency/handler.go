@@ -83,17 +83,26 @@ func adapt[In, Out any](fn func(context.Context, In) (Out, error)) call {
 	}
 }
 
-// encoder is a reusable JSON encoder writing to its own buffer.
+// encoder is a reusable JSON encoder. It writes into a slice of its own for
+// each response, so the response is copied once, from json's buffer into the
+// slice it is returned in, rather than into a pooled buffer and out again.
 type encoder struct {
-	buf bytes.Buffer
+	out []byte
 	enc *json.Encoder
 }
 
-// encoders recycles encoders: a response is encoded on every first call,
-// and the encoder and its buffer are garbage once the bytes are copied out.
+// Write keeps what the encoder writes: one call per value, since
+// json.Encoder writes each encoded value whole.
+func (e *encoder) Write(p []byte) (int, error) {
+	e.out = append(e.out, p...)
+	return len(p), nil
+}
+
+// encoders recycles encoders: a response is encoded on every first call.
+// A pooled encoder holds no response bytes, only its settings.
 var encoders = sync.Pool{New: func() any {
 	e := new(encoder)
-	e.enc = json.NewEncoder(&e.buf)
+	e.enc = json.NewEncoder(e)
 	e.enc.SetEscapeHTML(false)
 	return e
 }}
@@ -102,16 +111,13 @@ var encoders = sync.Pool{New: func() any {
 // *encodeError: the user's code has succeeded by then.
 func encode(v any) ([]byte, error) {
 	e := encoders.Get().(*encoder)
-	defer func() {
-		// A buffer grown by a large response is left to the collector
-		// rather than kept alive by the pool.
-		if e.buf.Cap() <= 64<<10 {
-			encoders.Put(e)
-		}
-	}()
-	e.buf.Reset()
-	if err := e.enc.Encode(v); err != nil {
+	defer encoders.Put(e)
+	e.out = nil
+	err := e.enc.Encode(v)
+	out := e.out
+	e.out = nil
+	if err != nil {
 		return nil, &encodeError{err: err}
 	}
-	return bytes.Clone(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))), nil
+	return bytes.TrimSuffix(out, []byte("\n")), nil
 }
