@@ -62,7 +62,8 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 
 // do runs fn under idempotency for the event payload.
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
-	key, err := e.key(ctx, payload)
+	now := e.now()
+	key, token, err := e.key(ctx, payload, now)
 	if err != nil {
 		return result{}, err
 	}
@@ -72,14 +73,13 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	}
 	hash := e.payloadHash(payload)
 
-	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
 		cp := *rec // the hook gets its own copy, not the cache's
 		resp, err := e.replay(ctx, key, &cp, hash)
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
-	l := &lease{held: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}}
+	l := &lease{held: Record{Key: key, Status: StatusInProgress, LeaseToken: token, PayloadHash: hash}}
 	rec := &l.held
 	for attempt := 1; ; attempt++ {
 		rec.Expiry = now.Add(e.expiresAfter)
@@ -111,20 +111,19 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 }
 
 // key returns the idempotency key of payload, or "" when the event has none
-// and none is required. An expression that fails on the event (say,
+// and none is required, and a new lease token made at now for taking the
+// key (see keyFor). An expression that fails on the event (say,
 // powertools_json on a body that is not JSON) selects nothing.
-func (e *engine) key(ctx context.Context, payload []byte) (string, error) {
+func (e *engine) key(ctx context.Context, payload []byte, now time.Time) (key, token string, err error) {
 	var v any
-	var err error
 	if e.keyExpr != nil {
 		v, err = e.keyExpr.SearchJSON(payload)
 	} else {
 		v, err = decodeJSON(payload)
 	}
 	if err == nil && !missing(v) {
-		var key string
-		if key, err = keyFor(e.prefix, v); err == nil {
-			return key, nil
+		if key, token, err = keyFor(e.prefix, v, now); err == nil {
+			return key, token, nil
 		}
 	}
 	expr := "@"
@@ -132,14 +131,14 @@ func (e *engine) key(ctx context.Context, payload []byte) (string, error) {
 		expr = e.keyExpr.String()
 	}
 	if e.keyRequired {
-		return "", &MissingKeyError{Expression: expr}
+		return "", "", &MissingKeyError{Expression: expr}
 	}
 	attrs := []any{"expression", expr}
 	if err != nil {
 		attrs = append(attrs, "error", err)
 	}
 	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", attrs...)
-	return "", nil
+	return "", "", nil
 }
 
 // payloadHash returns the hash of the validated part of payload, or "" when

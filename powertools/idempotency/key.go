@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -65,20 +66,28 @@ func hashValue(v any) (string, error) {
 	return string(h[:]), nil
 }
 
-// keyFor returns prefix + "#" + hashValue(v), built in one allocation.
-func keyFor(prefix string, v any) (string, error) {
+// keyFor returns the key of v, prefix + "#" + hashValue(v), and a new
+// lease token made at now. Every first call needs both, so both are cut
+// from one allocation, which costs more than writing either; a duplicate
+// leaves the token unused.
+func keyFor(prefix string, v any, now time.Time) (key, token string, err error) {
 	sum, err := digest(v)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var sb strings.Builder
-	sb.Grow(len(prefix) + 1 + 2*len(sum))
+	n := len(prefix) + 1 + 2*len(sum)
+	sb.Grow(n + tokenLen)
 	sb.WriteString(prefix)
 	sb.WriteByte('#')
 	var h [2 * sha256.Size]byte
 	encodeHex(h[:], sum[:])
 	sb.Write(h[:])
-	return sb.String(), nil
+	var t [tokenLen]byte
+	tokens.put(t[:], now)
+	sb.Write(t[:])
+	s := sb.String()
+	return s[:n], s[n:], nil
 }
 
 // decodeJSON decodes raw JSON keeping numbers as written, for hashing a

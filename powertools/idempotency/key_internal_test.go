@@ -1,8 +1,11 @@
 package idempotency
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 func TestCanonicalJSON(t *testing.T) {
@@ -107,4 +110,24 @@ func FuzzCanonicalJSON(f *testing.F) {
 			t.Fatalf("not a fixed point: %q then %q", once, twice)
 		}
 	})
+}
+
+func TestKeyForCutsKeyAndToken(t *testing.T) {
+	sum := sha256.Sum256([]byte(`"o-1"`))
+	want := "p#" + hex.EncodeToString(sum[:])
+	now := time.Now()
+	key1, tok1, err := keyFor("p", "o-1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key2, tok2, err := keyFor("p", "o-1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key1 != want || key2 != want {
+		t.Errorf("keys %q, %q; want %q", key1, key2, want)
+	}
+	if b, err := hex.DecodeString(tok1); err != nil || len(b) != 16 || tok1 == tok2 {
+		t.Errorf("tokens %q, %q: want two different 32-digit hex tokens", tok1, tok2)
+	}
 }

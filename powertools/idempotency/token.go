@@ -40,15 +40,21 @@ func newTokenSource() *tokenSource {
 	return s
 }
 
+// tokenLen is the length of a lease token: 16 bytes in hex.
+const tokenLen = 32
+
 // newLeaseToken returns a new lease token, unique to the invocation. now is
 // the time of the call, read from the engine's clock.
-func newLeaseToken(now time.Time) string { return tokens.token(now) }
+func newLeaseToken(now time.Time) string {
+	var t [tokenLen]byte
+	tokens.put(t[:], now)
+	return string(t[:])
+}
 
-func (s *tokenSource) token(now time.Time) string {
-	var b [16]byte
+// put writes a new token made at now to dst, which holds tokenLen bytes.
+func (s *tokenSource) put(dst []byte, now time.Time) {
+	var b [tokenLen / 2]byte
 	binary.BigEndian.PutUint64(b[:8], s.random^uint64(now.UnixNano()))
 	binary.BigEndian.PutUint64(b[8:], s.next.Add(1))
-	var h [2 * len(b)]byte
-	encodeHex(h[:], b[:])
-	return string(h[:])
+	encodeHex(dst, b[:])
 }
