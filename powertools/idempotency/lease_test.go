@@ -135,3 +135,24 @@ func TestOwnLeaseTokenCarriesOn(t *testing.T) {
 		t.Fatalf("got %s, %v after %d calls; want the handler run as owner", resp, err, f.calls.Load())
 	}
 }
+
+// TestExpiryCountsFromTheEndOfTheHandler checks what WithExpiresAfter
+// documents: a response is replayed for that long after the handler ends,
+// however long the handler ran.
+func TestExpiryCountsFromTheEndOfTheHandler(t *testing.T) {
+	var f *fixture
+	f = newFixture(t, func(context.Context, order) (receipt, error) {
+		f.clock.Advance(10 * time.Minute)
+		return receipt{}, nil
+	})
+	if _, err := f.invoke(t, `{"order_id":"o-1"}`); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := f.store.Get(context.Background(), keyOf("o-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := f.clock.Now().Add(time.Hour); rec.Status != idempotency.StatusComplete || !rec.Expiry.Equal(want) {
+		t.Errorf("record %+v: want COMPLETE, expiring at %v", rec, want)
+	}
+}
