@@ -79,6 +79,9 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
+	if token == "" {
+		token = newLeaseToken(now)
+	}
 	l := &lease{held: Record{Key: key, Status: StatusInProgress, LeaseToken: token, PayloadHash: hash}}
 	rec := &l.held
 	for attempt := 1; ; attempt++ {
@@ -112,7 +115,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 
 // key returns the idempotency key of payload, or "" when the event has none
 // and none is required, and a new lease token made at now for taking the
-// key (see keyFor). An expression that fails on the event (say,
+// key, or "" when the local cache is on (see keyFor). An expression that fails on the event (say,
 // powertools_json on a body that is not JSON) selects nothing.
 func (e *engine) key(ctx context.Context, payload []byte, now time.Time) (key, token string, err error) {
 	var v any
@@ -122,7 +125,9 @@ func (e *engine) key(ctx context.Context, payload []byte, now time.Time) (key, t
 		v, err = decodeJSON(payload)
 	}
 	if err == nil && !missing(v) {
-		if key, token, err = keyFor(e.prefix, v, now); err == nil {
+		// A hit in the local cache needs no token: with the cache on,
+		// do makes it after a miss instead.
+		if key, token, err = keyFor(e.prefix, v, now, e.cache == nil); err == nil {
 			return key, token, nil
 		}
 	}

@@ -66,26 +66,31 @@ func hashValue(v any) (string, error) {
 	return string(h[:]), nil
 }
 
-// keyFor returns the key of v, prefix + "#" + hashValue(v), and a new
-// lease token made at now. Every first call needs both, so both are cut
-// from one allocation, which costs more than writing either; a duplicate
-// leaves the token unused.
-func keyFor(prefix string, v any, now time.Time) (key, token string, err error) {
+// keyFor returns the key of v, prefix + "#" + hashValue(v), and, when
+// withToken, a new lease token made at now. Every first call needs both, so
+// both are cut from one allocation, which costs more than writing either.
+func keyFor(prefix string, v any, now time.Time, withToken bool) (key, token string, err error) {
 	sum, err := digest(v)
 	if err != nil {
 		return "", "", err
 	}
 	var sb strings.Builder
 	n := len(prefix) + 1 + 2*len(sum)
-	sb.Grow(n + tokenLen)
+	if withToken {
+		sb.Grow(n + tokenLen)
+	} else {
+		sb.Grow(n)
+	}
 	sb.WriteString(prefix)
 	sb.WriteByte('#')
 	var h [2 * sha256.Size]byte
 	encodeHex(h[:], sum[:])
 	sb.Write(h[:])
-	var t [tokenLen]byte
-	tokens.put(t[:], now)
-	sb.Write(t[:])
+	if withToken {
+		var t [tokenLen]byte
+		tokens.put(t[:], now)
+		sb.Write(t[:])
+	}
 	s := sb.String()
 	return s[:n], s[n:], nil
 }
