@@ -19,7 +19,9 @@
 //
 // The first invocation with a key writes an IN_PROGRESS record holding a
 // lease, which ends at the context's deadline (the Lambda timeout) or after
-// [WithLease] without one, and carries a random lease token. It then decodes
+// [WithLease] without one, and carries a lease token unique to the
+// invocation (32 hex digits: a random half drawn once per process, and a
+// counter). It then decodes
 // the event, runs the handler, encodes the response once, stores it in a
 // COMPLETE record that expires after [WithExpiresAfter], and returns those
 // bytes. An invocation whose lease has ended cannot overwrite the record of

@@ -34,7 +34,8 @@ type Record struct {
 	// another invocation may take the record over. Stored with millisecond
 	// precision.
 	LeaseEnd time.Time
-	// LeaseToken is a random value written with the IN_PROGRESS record.
+	// LeaseToken is a value unique to the invocation (32 hex digits) written
+	// with the IN_PROGRESS record.
 	// Completing and releasing the record are conditioned on it, so an
 	// invocation that lost its lease cannot touch the new owner's record.
 	LeaseToken string
