@@ -21,11 +21,11 @@
 // lease, which ends at the context's deadline (the Lambda timeout) or after
 // [WithLease] without one, and carries a lease token unique to the
 // invocation (32 hex digits: a random half drawn once per process, and a
-// counter). It then decodes
-// the event, runs the handler, encodes the response once, stores it in a
-// COMPLETE record that expires after [WithExpiresAfter], and returns those
-// bytes. An invocation whose lease has ended cannot overwrite the record of
-// the one that took its key over: completion is conditioned on the token.
+// counter). It then decodes the event, runs the handler, encodes the
+// response once, stores it in a COMPLETE record that expires after
+// [WithExpiresAfter], and returns those bytes. An invocation whose lease has
+// ended cannot overwrite the record of the one that took its key over:
+// completion is conditioned on the token.
 //
 // A duplicate of a COMPLETE record gets the stored response; the handler is
 // not called and the event is not decoded. A duplicate of a live IN_PROGRESS
