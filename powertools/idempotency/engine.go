@@ -115,8 +115,9 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 
 // key returns the idempotency key of payload, or "" when the event has none
 // and none is required, and a new lease token made at now for taking the
-// key, or "" when the local cache is on (see keyFor). An expression that fails on the event (say,
-// powertools_json on a body that is not JSON) selects nothing.
+// key, or "" when the local cache is on (see keyFor). An expression that
+// fails on the event (say, powertools_json on a body that is not JSON)
+// selects nothing.
 func (e *engine) key(ctx context.Context, payload []byte, now time.Time) (key, token string, err error) {
 	var v any
 	if e.keyExpr != nil {
