@@ -62,8 +62,7 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 
 // do runs fn under idempotency for the event payload.
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
-	now := e.now()
-	key, token, err := e.key(ctx, payload, now)
+	key, err := e.key(ctx, payload)
 	if err != nil {
 		return result{}, err
 	}
@@ -73,16 +72,14 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	}
 	hash := e.payloadHash(payload)
 
+	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
 		cp := *rec // the hook gets its own copy, not the cache's
 		resp, err := e.replay(ctx, key, &cp, hash)
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
-	if token == "" {
-		token = newLeaseToken(now)
-	}
-	l := &lease{held: Record{Key: key, Status: StatusInProgress, LeaseToken: token, PayloadHash: hash}}
+	l := &lease{held: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}}
 	rec := &l.held
 	for attempt := 1; ; attempt++ {
 		rec.Expiry = now.Add(e.expiresAfter)
@@ -114,11 +111,10 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 }
 
 // key returns the idempotency key of payload, or "" when the event has none
-// and none is required, and a new lease token made at now for taking the
-// key, or "" when the local cache is on (see keyFor). An expression that
-// fails on the event (say, powertools_json on a body that is not JSON)
-// selects nothing.
-func (e *engine) key(ctx context.Context, payload []byte, now time.Time) (key, token string, err error) {
+// and none is required. An expression that fails on the event (say,
+// powertools_json on a body that is not JSON) selects nothing.
+func (e *engine) key(ctx context.Context, payload []byte) (string, error) {
+	var err error
 	var v any
 	if e.keyExpr != nil {
 		v, err = e.keyExpr.SearchJSON(payload)
@@ -126,10 +122,9 @@ func (e *engine) key(ctx context.Context, payload []byte, now time.Time) (key, t
 		v, err = decodeJSON(payload)
 	}
 	if err == nil && !missing(v) {
-		// A hit in the local cache needs no token: with the cache on,
-		// do makes it after a miss instead.
-		if key, token, err = keyFor(e.prefix, v, now, e.cache == nil); err == nil {
-			return key, token, nil
+		var key string
+		if key, err = keyFor(e.prefix, v); err == nil {
+			return key, nil
 		}
 	}
 	expr := "@"
@@ -137,14 +132,14 @@ func (e *engine) key(ctx context.Context, payload []byte, now time.Time) (key, t
 		expr = e.keyExpr.String()
 	}
 	if e.keyRequired {
-		return "", "", &MissingKeyError{Expression: expr}
+		return "", &MissingKeyError{Expression: expr}
 	}
 	attrs := []any{"expression", expr}
 	if err != nil {
 		attrs = append(attrs, "error", err)
 	}
 	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", attrs...)
-	return "", "", nil
+	return "", nil
 }
 
 // payloadHash returns the hash of the validated part of payload, or "" when

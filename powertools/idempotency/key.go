@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -66,33 +65,20 @@ func hashValue(v any) (string, error) {
 	return string(h[:]), nil
 }
 
-// keyFor returns the key of v, prefix + "#" + hashValue(v), and, when
-// withToken, a new lease token made at now. Every first call needs both, so
-// both are cut from one allocation, which costs more than writing either.
-func keyFor(prefix string, v any, now time.Time, withToken bool) (key, token string, err error) {
+// keyFor returns prefix + "#" + hashValue(v), built in one allocation.
+func keyFor(prefix string, v any) (string, error) {
 	sum, err := digest(v)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	var sb strings.Builder
-	n := len(prefix) + 1 + 2*len(sum)
-	if withToken {
-		sb.Grow(n + tokenLen)
-	} else {
-		sb.Grow(n)
-	}
+	sb.Grow(len(prefix) + 1 + 2*len(sum))
 	sb.WriteString(prefix)
 	sb.WriteByte('#')
 	var h [2 * sha256.Size]byte
 	encodeHex(h[:], sum[:])
 	sb.Write(h[:])
-	if withToken {
-		var t [tokenLen]byte
-		tokens.put(t[:], now)
-		sb.Write(t[:])
-	}
-	s := sb.String()
-	return s[:n], s[n:], nil
+	return sb.String(), nil
 }
 
 // decodeJSON decodes raw JSON keeping numbers as written, for hashing a

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"testing"
-	"time"
 )
 
 func TestCanonicalJSON(t *testing.T) {
@@ -112,29 +111,10 @@ func FuzzCanonicalJSON(f *testing.F) {
 	})
 }
 
-func TestKeyForCutsKeyAndToken(t *testing.T) {
+func TestKeyFor(t *testing.T) {
 	sum := sha256.Sum256([]byte(`"o-1"`))
 	want := "p#" + hex.EncodeToString(sum[:])
-	now := time.Now()
-	key1, tok1, err := keyFor("p", "o-1", now, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key2, tok2, err := keyFor("p", "o-1", now, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key3, tok3, err := keyFor("p", "o-1", now, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key1 != want || key2 != want || key3 != want {
-		t.Errorf("keys %q, %q, %q; want %q", key1, key2, key3, want)
-	}
-	if tok3 != "" {
-		t.Errorf("token %q made without being asked for", tok3)
-	}
-	if b, err := hex.DecodeString(tok1); err != nil || len(b) != 16 || tok1 == tok2 {
-		t.Errorf("tokens %q, %q: want two different 32-digit hex tokens", tok1, tok2)
+	if key, err := keyFor("p", "o-1"); err != nil || key != want {
+		t.Errorf("keyFor = %q, %v; want %q", key, err, want)
 	}
 }
