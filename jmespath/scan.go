@@ -12,9 +12,9 @@ import (
 // things make it fast on Lambda events, which are mostly short strings and
 // indentation:
 //
-//   - strings are crossed sixteen bytes a step and runs of spaces eight
-//     (SWAR: bit tricks on uint64 words), so a typical key or value takes
-//     one step instead of a loop iteration per byte;
+//   - strings and runs of spaces are crossed eight bytes a step (SWAR:
+//     bit tricks on uint64 words), so a typical key or value takes one or
+//     two steps instead of a loop iteration per byte;
 //   - objects and arrays are walked by plain loops that handle string
 //     members inline, with a call only per nested container, not per value.
 //
@@ -31,13 +31,15 @@ const (
 // stringStops returns a word with the high bit set in the lowest byte of w
 // that is '"', '\\' or a control byte, and possibly in bytes above it (a
 // borrow from a hit can mark the byte above), but in no byte below it: only
-// the lowest set bit is meaningful. The three tests are the classic
-// "has a zero byte" trick, (x-0x01..)&^x&0x80.., on w^'"', w^'\\' and, for
-// bytes below 0x20, w-0x20..; they share the &^w, because XOR with a byte
-// below 0x80 keeps the high bit.
+// the lowest set bit is meaningful. It uses the classic "has a byte less
+// than n" trick, (x-n..)&^x&0x80.., twice: on w^'\\' with n = 1 for the
+// backslash and on w^0x02.. with n = 0x21 for the quote and the control
+// bytes together, since XOR with 0x02 maps '"' to 0x20 and the control bytes
+// to control bytes while every other byte stays at 0x21 or above. The two
+// share the &^w, because XOR with a byte below 0x80 keeps the high bit.
 func stringStops(w uint64) uint64 {
 	// Go gives - and | the same precedence: the parentheses matter.
-	return (((w ^ (ones * '"')) - ones) | ((w ^ (ones * '\\')) - ones) | (w - ones*' ')) &^ w & highs
+	return (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones)) &^ w & highs
 }
 
 // stringEnd returns the index just past the closing quote of the string
@@ -46,29 +48,72 @@ func stringStops(w uint64) uint64 {
 // >= 0x80: encoding/json accepts invalid UTF-8 in strings (it decodes it to
 // U+FFFD), so skipping a string needs no UTF-8 check.
 //
-// It reads sixteen bytes a step, which covers most keys and short values
-// in one step, and returns from inside the loop at the closing quote: this
-// runs for nearly every string of a document, so it is kept short.
+// It reads eight bytes a step: most keys and short values end in the first
+// or second word, where a sixteen-byte step did twice the work on the
+// short ones for little gain on the long. It runs for nearly every string
+// of a document, so it is kept short, with escapes handled apart.
 func stringEnd(b []byte, i int) int {
-	for i <= len(b)-16 {
-		m1 := stringStops(binary.LittleEndian.Uint64(b[i : i+8]))
-		m2 := stringStops(binary.LittleEndian.Uint64(b[i+8 : i+16]))
-		if m1|m2 == 0 {
-			i += 16
-			continue
+	if i < 0 {
+		return -1 // never; it lets the compiler drop the loop's bounds checks
+	}
+	for i <= len(b)-8 {
+		if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if b[i] == '"' {
+				return i + 1
+			}
+			return escapedStringEnd(b, i)
 		}
-		i += firstStop(m1, m2)
-		if b[i] == '"' {
-			return i + 1
-		}
-		if i = escapeEnd(b, i); i < 0 {
-			return -1
-		}
+		i += 8
 	}
 	return stringEndTail(b, i)
 }
 
-// stringEndTail is stringEnd for the last sixteen bytes or fewer of b.
+// quotedEnd is stringEnd that also reports whether the string may have
+// escapes: escaped is false only when it has none.
+func quotedEnd(b []byte, i int) (end int, escaped bool) {
+	if i < 0 {
+		return -1, false // never; as in stringEnd
+	}
+	for i <= len(b)-8 {
+		if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if b[i] == '"' {
+				return i + 1, false
+			}
+			return escapedStringEnd(b, i), true
+		}
+		i += 8
+	}
+	// The last bytes of a document: rare, and scanString says enough.
+	end, plain := scanString(b, i)
+	return end, !plain
+}
+
+// escapedStringEnd is stringEnd from a stop byte at b[i] that is not the
+// closing quote: a backslash, or a control byte that makes it invalid.
+func escapedStringEnd(b []byte, i int) int {
+	for {
+		if i = escapeEnd(b, i); i < 0 {
+			return -1
+		}
+		for {
+			if i > len(b)-8 {
+				return stringEndTail(b, i)
+			}
+			if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if b[i] == '"' {
+			return i + 1
+		}
+	}
+}
+
+// stringEndTail is stringEnd for the last eight bytes or fewer of b.
 func stringEndTail(b []byte, i int) int {
 	for i < len(b) {
 		switch c := b[i]; {
@@ -101,17 +146,6 @@ func escapeEnd(b []byte, i int) int {
 	return i + n
 }
 
-// firstStop returns the offset of the first stop byte in the sixteen
-// bytes whose stringStops are m1 and m2, not both zero. It has no branch,
-// which would mispredict on about half the strings: TrailingZeros64 of a
-// zero m1 is 64, which makes both the 8 of the first word and the mask
-// -(t1>>6) that adds the second word's offset.
-func firstStop(m1, m2 uint64) int {
-	t1 := bits.TrailingZeros64(m1)
-	t2 := bits.TrailingZeros64(m2)
-	return t1>>3 + -(t1>>6)&(t2>>3)
-}
-
 // scanString is stringEnd that also reports whether the string is plain:
 // its contents are its value as they are, with no escape and valid UTF-8.
 func scanString(b []byte, i int) (end int, plain bool) {
@@ -123,7 +157,7 @@ func scanString(b []byte, i int) (end int, plain bool) {
 			// Stop at bytes >= 0x80 too: stringStops(w) | w&highs, which
 			// simplifies to this.
 			w := binary.LittleEndian.Uint64(s)
-			if m := (((w ^ (ones * '"')) - ones) | ((w ^ (ones * '\\')) - ones) | (w - ones*' ') | w) & highs; m != 0 {
+			if m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs; m != 0 {
 				s = s[bits.TrailingZeros64(m)>>3:]
 				break
 			}

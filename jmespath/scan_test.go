@@ -48,6 +48,9 @@ func checkScanners(t *testing.T, b []byte) {
 	if got, plain := scanString(b, 0); got != wantEnd || got >= 0 && plain != wantPlain {
 		t.Fatalf("scanString(%q) = %d, %v; want %d, %v", b, got, plain, wantEnd, wantPlain)
 	}
+	if got, escaped := quotedEnd(b, 0); got != wantEnd || got >= 0 && !escaped && bytes.IndexByte(b[:got], '\\') >= 0 {
+		t.Fatalf("quotedEnd(%q) = %d, %v; want %d", b, got, escaped, wantEnd)
+	}
 	if got, want := space(b, 0), refSpace(b, 0); got != want {
 		t.Fatalf("space(%q) = %d, want %d", b, got, want)
 	}
@@ -87,6 +90,9 @@ func TestScannersStopPositions(t *testing.T) {
 					b := []byte(strings.Repeat("a", n) + first + strings.Repeat(" ", gap) + second + `"` + strings.Repeat("b", 20))
 					checkScanners(t, b)
 					b = []byte(strings.Repeat(" ", n) + first + strings.Repeat(" ", gap) + second)
+					checkScanners(t, b)
+					// A word or more of plain bytes between two stops.
+					b = []byte(first + strings.Repeat("a", n) + second + `"` + strings.Repeat("b", gap*4))
 					checkScanners(t, b)
 				}
 			}

@@ -1,5 +1,10 @@
 package jmespath
 
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
 // SearchJSON evaluates the expression against the JSON document raw, with
 // numbers as json.Number. The result is the one Search gives on the
 // document decoded by encoding/json with UseNumber.
@@ -39,6 +44,10 @@ type pathStep struct {
 	kind  stepKind
 	name  string
 	index int
+	// ascii is set when name is all ASCII: a key then matches it only as
+	// the same bytes or through an escape, which findField can tell
+	// without checking the key's UTF-8.
+	ascii bool
 }
 
 // planPath returns the steps of an expression that SearchJSON can answer by
@@ -90,7 +99,8 @@ func appendPath(t *tree, steps []pathStep, n *node) ([]pathStep, bool) {
 	switch n.kind {
 	case nCurrent:
 	case nField:
-		steps = append(steps, pathStep{kind: stepField, name: t.name(n)})
+		name := t.name(n)
+		steps = append(steps, pathStep{kind: stepField, name: name, ascii: isASCII(name)})
 	case nSubexpr:
 		for i := n.left; i != 0; i = t.nodes[i].next {
 			if steps, ok = appendPath(t, steps, &t.nodes[i]); !ok {
@@ -182,14 +192,14 @@ func (r *jsonReader) missing(rest []pathStep) (any, bool) {
 // an object the last of duplicate keys wins, as in encoding/json.
 func (r *jsonReader) findMember(st pathStep, rest []pathStep) (any, bool) {
 	if st.kind == stepField {
-		return r.findField(st.name, rest)
+		return r.findField(st, rest)
 	}
 	return r.findElement(st.index, rest)
 }
 
-// findField is findMember for the field name of the object at r.i. Keys
+// findField is findMember for the field st.name of the object at r.i. Keys
 // are compared as they are in the text unless they need decoding.
-func (r *jsonReader) findField(name string, rest []pathStep) (any, bool) {
+func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 	b := r.b
 	var result any
 	found := false
@@ -202,8 +212,7 @@ func (r *jsonReader) findField(name string, rest []pathStep) (any, bool) {
 		if i >= len(b) || b[i] != '"' {
 			return nil, false
 		}
-		keyStart := i
-		keyEnd, plain := scanString(b, i+1)
+		keyEnd, match := keyMatch(b, i, st)
 		if keyEnd < 0 {
 			return nil, false
 		}
@@ -212,9 +221,7 @@ func (r *jsonReader) findField(name string, rest []pathStep) (any, bool) {
 			return nil, false
 		}
 		i = space(b, i+1)
-		// A plain key of another length is another name: most keys are
-		// ruled out without a call.
-		if (!plain || keyEnd-keyStart-2 == len(name)) && keyIs(b[keyStart:keyEnd], plain, name) {
+		if match {
 			r.i = i
 			v, ok := r.find(rest)
 			if !ok {
@@ -283,13 +290,44 @@ func (r *jsonReader) findElement(index int, rest []pathStep) (any, bool) {
 	}
 }
 
-// keyIs reports whether the quoted key q, already validated, decodes to
-// name.
-func keyIs(q []byte, plain bool, name string) bool {
-	if plain {
-		return string(q[1:len(q)-1]) == name
+// keyMatch returns the index past the key at b[i], a quote, or -1 when it
+// is invalid, and whether it decodes to st.name. A key of another length
+// is another name unless it needs decoding: most keys are ruled out
+// without a look at their bytes.
+func keyMatch(b []byte, i int, st pathStep) (end int, match bool) {
+	name := st.name
+	if st.ascii {
+		// Decoding a key without escapes only turns bytes >= 0x80 into
+		// other such bytes, and every escape is longer than what it
+		// decodes to: an ASCII name is the key's bytes or an escaped key
+		// longer than the name.
+		end, escaped := quotedEnd(b, i+1)
+		if end < 0 || end-i-2 < len(name) {
+			return end, false
+		}
+		if !escaped {
+			return end, end-i-2 == len(name) && string(b[i+1:end-1]) == name
+		}
+		key := b[i+1 : end-1]
+		return end, bytes.IndexByte(key, '\\') >= 0 && string(unescape(key)) == name
 	}
-	return string(unescape(q[1:len(q)-1])) == name
+	end, plain := scanString(b, i+1)
+	if end < 0 || plain && end-i-2 != len(name) {
+		return end, false
+	}
+	if plain {
+		return end, string(b[i+1:end-1]) == name
+	}
+	return end, string(unescape(b[i+1:end-1])) == name
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // stringBytes appends the value of the string at r.i to buf and moves

@@ -65,6 +65,18 @@ func TestSearchJSONValues(t *testing.T) {
 		{"a", `{"a":1,"a":2}`, json.Number("2")},
 		{"a.b", `{"a":{"b":1},"a":{"c":2}}`, nil},
 		{"key", `{"k\u0065y":"v"}`, "v"},
+		// Keys matched on their bytes, through escapes and through UTF-8
+		// replacement, with text after them so that the word steps run.
+		{"key", `{"k\u0065y":"v","pad":"0123456789abcdef"}`, "v"},
+		{"key", `{"k\u0065y":"v","key":"w","pad":"0123456789abcdef"}`, "w"},
+		{"key", `{"key":"v","k\u0065y":"w","pad":"0123456789abcdef"}`, "w"},
+		{"key", `{"ke":"v","keyy":"w","k\"y":"x","pad":"0123456789abcdef"}`, nil},
+		{"order_id", `{"\u006frder_\u0069d":"v","pad":"0123456789abcdef"}`, "v"},
+		{`"\u00e9"`, `{"\u00e9":1,"éé":2,"pad":"0123456789abcdef"}`, json.Number("1")},
+		{`"\u00e9"`, `{"é":1,"\u00e9x":2,"pad":"0123456789abcdef"}`, json.Number("1")},
+		{`"\ufffd"`, "{\"\xff\":1,\"pad\":\"0123456789abcdef\"}", json.Number("1")},
+		{`"a\ufffd"`, "{\"a\xff\":1,\"pad\":\"0123456789abcdef\"}", json.Number("1")},
+		{"ab", "{\"a\xff\":1,\"pad\":\"0123456789abcdef\"}", nil},
 		{"s", `{"s":"bad \udc00 surrogate"}`, "bad \ufffd surrogate"},
 		{"s", "{\"s\":\"bad \xff byte\"}", "bad \ufffd byte"},
 		{"a[1]", `{"a":[0,{"x":[]}]}`, map[string]any{"x": []any{}}},
