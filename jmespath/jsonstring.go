@@ -3,6 +3,7 @@ package jmespath
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -62,40 +63,67 @@ func appendUnescaped(b, s []byte) []byte {
 // at b[i] to dst, validating it as it goes, and returns the index past its
 // closing quote, or -1 when it is invalid. It is scanString and
 // appendUnescaped in one pass, for the string a powertools_json step reads.
+//
+// It writes into dst's spare capacity directly, a whole word at a time,
+// keeping as much of it as comes before the first stop byte: the runs
+// between the escapes of a JSON document quoted in a string, such as an
+// API Gateway body, are short, and an append per run cost more than the
+// copying.
 func appendString(dst, b []byte, i int) ([]byte, int) {
+	if i < 0 {
+		return nil, -1 // never; it lets the compiler drop bounds checks
+	}
+	n := len(dst)
+	buf := dst[:cap(dst)]
 	for {
+		if n > len(buf)-8 {
+			buf = slices.Grow(buf[:n], 8)
+			buf = buf[:cap(buf)]
+		}
 		if i <= len(b)-8 {
 			w := s8(b, i)
-			var n int
-			dst, n = appendRun(dst, b[i:i+8], stringStops(w)|w&highs)
-			if i += n; n == 8 {
+			binary.LittleEndian.PutUint64(buf[n:n+8], w)
+			m := stringStops(w) | w&highs
+			if m == 0 {
+				i += 8
+				n += 8
 				continue
 			}
+			k := bits.TrailingZeros64(m) >> 3
+			i += k
+			n += k
 		} else if i >= len(b) {
 			return nil, -1
 		}
+		// Here n < len(buf): there is room for one byte.
 		switch c := b[i]; {
 		case c == '"':
-			return dst, i + 1
+			return buf[:n], i + 1
 		case c == '\\':
 			// \" and \\ are most of the escapes of a JSON document quoted
 			// in a string: taken here, without the calls.
 			if i+1 < len(b) && (b[i+1] == '"' || b[i+1] == '\\') {
-				dst = append(dst, b[i+1])
+				buf[n] = b[i+1]
+				n++
 				i += 2
 				continue
 			}
 			if escapeLen(b, i) == 0 {
 				return nil, -1
 			}
-			dst, i = appendEscape(dst, b, i)
+			var d []byte
+			d, i = appendEscape(buf[:n], b, i)
+			n, buf = len(d), d[:cap(d)]
 		case c < ' ':
 			return nil, -1
 		case c < utf8.RuneSelf:
-			dst = append(dst, c)
+			buf[n] = c
+			n++
 			i++
 		default:
-			dst, i = appendRune(dst, b, i)
+			var d []byte
+			d, i = appendRune(buf[:n], b, i)
+			n, buf = len(d), d[:cap(d)]
 		}
 	}
 }

@@ -56,38 +56,31 @@ func stringEnd(b []byte, i int) int {
 	if i < 0 {
 		return -1 // never; it lets the compiler drop the loop's bounds checks
 	}
-	for i <= len(b)-8 {
-		if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
-			i += bits.TrailingZeros64(m) >> 3
-			if b[i] == '"' {
-				return i + 1
-			}
-			return escapedStringEnd(b, i)
-		}
-		i += 8
+	k := nextStop(b, i)
+	switch {
+	case k >= len(b):
+		return -1
+	case b[k] == '"':
+		return k + 1
+	case k > len(b)-8:
+		return stringEndTail(b, k)
 	}
-	return stringEndTail(b, i)
+	return escapedStringEnd(b, k)
 }
 
-// quotedEnd is stringEnd that also reports whether the string may have
-// escapes: escaped is false only when it has none.
-func quotedEnd(b []byte, i int) (end int, escaped bool) {
-	if i < 0 {
-		return -1, false // never; as in stringEnd
-	}
+// nextStop returns the index of the first stop byte (see stringStops) at
+// or after b[i], i >= 0, looking only at the whole words from i on: when
+// there is none, the index past the last of them. Where b[nextStop(b, i)]
+// is a quote, that quote closes the string: the busiest loops check that,
+// with no call, before asking stringEnd.
+func nextStop(b []byte, i int) int {
 	for i <= len(b)-8 {
 		if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
-			i += bits.TrailingZeros64(m) >> 3
-			if b[i] == '"' {
-				return i + 1, false
-			}
-			return escapedStringEnd(b, i), true
+			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
 	}
-	// The last bytes of a document: rare, and scanString says enough.
-	end, plain := scanString(b, i)
-	return end, !plain
+	return i
 }
 
 // escapedStringEnd is stringEnd from a stop byte at b[i] that is not the
@@ -275,8 +268,12 @@ func literalEnd(b []byte, i int, lit string) int {
 // container at depth, and past the whitespace after it. Strings, the most
 // common members, are handled here rather than through skipValue.
 func skipMember(b []byte, i, depth int) int {
-	if i < len(b) && b[i] == '"' {
-		i = stringEnd(b, i+1)
+	if uint(i) < uint(len(b)) && b[i] == '"' {
+		if k := nextStop(b, i+1); k < len(b) && b[k] == '"' {
+			i = k + 1
+		} else {
+			i = stringEnd(b, i+1)
+		}
 	} else {
 		i = skipValue(b, i, depth)
 	}
@@ -301,20 +298,28 @@ func skipObject(b []byte, i, depth int) int {
 		if uint(i) >= uint(len(b)) || b[i] != '"' {
 			return -1
 		}
-		if i = stringEnd(b, i+1); i < 0 {
+		if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
+			i = k + 1
+		} else if i = stringEnd(b, i+1); i < 0 {
 			return -1
 		}
-		i = space(b, i)
-		if uint(i) >= uint(len(b)) || b[i] != ':' {
-			return -1
-		}
-		if i++; uint(i+1) < uint(len(b)) && b[i] == ' ' && b[i+1] > ' ' {
-			i++ // the one space after the colon in an indented document
+		// In an indented document the key is followed by ": " and the
+		// value: taken in one step, a two-byte load.
+		if i <= len(b)-3 && binary.LittleEndian.Uint16(b[i:i+2]) == ':'|' '<<8 && b[i+2] > ' ' {
+			i += 2
 		} else {
 			i = space(b, i)
+			if uint(i) >= uint(len(b)) || b[i] != ':' {
+				return -1
+			}
+			i = space(b, i+1)
 		}
 		if uint(i) < uint(len(b)) && b[i] == '"' {
-			i = stringEnd(b, i+1)
+			if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
+				i = k + 1
+			} else {
+				i = stringEnd(b, i+1)
+			}
 		} else {
 			i = skipValue(b, i, depth)
 		}

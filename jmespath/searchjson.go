@@ -1,7 +1,8 @@
 package jmespath
 
 import (
-	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -44,9 +45,9 @@ type pathStep struct {
 	kind  stepKind
 	name  string
 	index int
-	// ascii is set when name is all ASCII: a key then matches it only as
-	// the same bytes or through an escape, which findField can tell
-	// without checking the key's UTF-8.
+	// ascii is set when name is all ASCII: a key without escapes then
+	// matches it only as the same bytes, which findField can tell without
+	// checking the key's UTF-8.
 	ascii bool
 }
 
@@ -216,11 +217,17 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		if keyEnd < 0 {
 			return nil, false
 		}
-		i = space(b, keyEnd)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
+		// ": " and ",\n" plus indentation in one step each, as in
+		// skipObject.
+		if i = keyEnd; i <= len(b)-3 && binary.LittleEndian.Uint16(b[i:i+2]) == ':'|' '<<8 && b[i+2] > ' ' {
+			i += 2
+		} else {
+			i = space(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return nil, false
+			}
+			i = space(b, i+1)
 		}
-		i = space(b, i+1)
 		if match {
 			r.i = i
 			v, ok := r.find(rest)
@@ -237,7 +244,14 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		}
 		switch b[i] {
 		case ',':
-			i = space(b, i+1)
+			if i++; i <= len(b)-10 && b[i] == '\n' {
+				j := i + 1 + bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i+1:i+9])^(ones*' '))>>3
+				if b[j] > ' ' {
+					i = j
+					continue
+				}
+			}
+			i = space(b, i)
 		case '}':
 			r.i = i + 1
 			if !found {
@@ -291,27 +305,20 @@ func (r *jsonReader) findElement(index int, rest []pathStep) (any, bool) {
 }
 
 // keyMatch returns the index past the key at b[i], a quote, or -1 when it
-// is invalid, and whether it decodes to st.name. A key of another length
-// is another name unless it needs decoding: most keys are ruled out
-// without a look at their bytes.
+// is invalid, and whether it decodes to st.name.
 func keyMatch(b []byte, i int, st pathStep) (end int, match bool) {
 	name := st.name
 	if st.ascii {
-		// Decoding a key without escapes only turns bytes >= 0x80 into
-		// other such bytes, and every escape is longer than what it
-		// decodes to: an ASCII name is the key's bytes or an escaped key
-		// longer than the name.
-		end, escaped := quotedEnd(b, i+1)
-		if end < 0 || end-i-2 < len(name) {
-			return end, false
+		// Most keys have no escape. Decoding such a key keeps its ASCII
+		// bytes and turns the others into non-ASCII characters: it
+		// decodes to an ASCII name exactly when its bytes are the name,
+		// with no UTF-8 check.
+		if k := nextStop(b, i+1); k < len(b) && b[k] == '"' {
+			return k + 1, k-i-1 == len(name) && string(b[i+1:k]) == name
 		}
-		if !escaped {
-			return end, end-i-2 == len(name) && string(b[i+1:end-1]) == name
-		}
-		key := b[i+1 : end-1]
-		return end, bytes.IndexByte(key, '\\') >= 0 && string(unescape(key)) == name
 	}
 	end, plain := scanString(b, i+1)
+	// A plain key of another length is another name.
 	if end < 0 || plain && end-i-2 != len(name) {
 		return end, false
 	}
@@ -321,6 +328,7 @@ func keyMatch(b []byte, i int, st pathStep) (end int, match bool) {
 	return end, string(unescape(b[i+1:end-1])) == name
 }
 
+// isASCII reports whether s has only ASCII bytes.
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
