@@ -64,11 +64,11 @@ func appendUnescaped(b, s []byte) []byte {
 // closing quote, or -1 when it is invalid. It is scanString and
 // appendUnescaped in one pass, for the string a powertools_json step reads.
 //
-// It writes into dst's spare capacity directly, a whole word at a time,
-// keeping as much of it as comes before the first stop byte: the runs
-// between the escapes of a JSON document quoted in a string, such as an
-// API Gateway body, are short, and an append per run cost more than the
-// copying.
+// Its inner loop writes into dst's spare capacity directly, a whole word
+// at a time, keeping as much of it as comes before the first stop byte,
+// and takes \" and \\ itself: those are most of the escapes of a JSON
+// document quoted in a string, such as an API Gateway body, and the runs
+// between them are short. Everything else is one step of the outer loop.
 func appendString(dst, b []byte, i int) ([]byte, int) {
 	if i < 0 {
 		return nil, -1 // never; it lets the compiler drop bounds checks
@@ -76,13 +76,18 @@ func appendString(dst, b []byte, i int) ([]byte, int) {
 	n := len(dst)
 	buf := dst[:cap(dst)]
 	for {
-		if n > len(buf)-8 {
-			buf = slices.Grow(buf[:n], 8)
+		if n > len(buf)-16 {
+			buf = slices.Grow(buf[:n], 16)
 			buf = buf[:cap(buf)]
 		}
-		if i <= len(b)-8 {
-			w := s8(b, i)
-			binary.LittleEndian.PutUint64(buf[n:n+8], w)
+		// i >= 0 and n >= 0 always hold, but saying so, and reading and
+		// writing through s and d, fixed-size windows on b and buf, lets
+		// the compiler drop the bounds checks: k, a byte offset in a
+		// word, is at most 7 (8 to the compiler).
+		for i >= 0 && i <= len(b)-10 && n >= 0 && n <= len(buf)-9 {
+			s, d := b[i:i+10], buf[n:n+9]
+			w := binary.LittleEndian.Uint64(s)
+			binary.LittleEndian.PutUint64(d, w)
 			m := stringStops(w) | w&highs
 			if m == 0 {
 				i += 8
@@ -90,24 +95,22 @@ func appendString(dst, b []byte, i int) ([]byte, int) {
 				continue
 			}
 			k := bits.TrailingZeros64(m) >> 3
-			i += k
-			n += k
-		} else if i >= len(b) {
+			if s[k] != '\\' || s[k+1] != '"' && s[k+1] != '\\' {
+				i += k
+				n += k
+				break
+			}
+			d[k] = s[k+1]
+			i += k + 2
+			n += k + 1
+		}
+		if i >= len(b) {
 			return nil, -1
 		}
-		// Here n < len(buf): there is room for one byte.
 		switch c := b[i]; {
 		case c == '"':
 			return buf[:n], i + 1
 		case c == '\\':
-			// \" and \\ are most of the escapes of a JSON document quoted
-			// in a string: taken here, without the calls.
-			if i+1 < len(b) && (b[i+1] == '"' || b[i+1] == '\\') {
-				buf[n] = b[i+1]
-				n++
-				i += 2
-				continue
-			}
 			if escapeLen(b, i) == 0 {
 				return nil, -1
 			}

@@ -56,26 +56,31 @@ func stringEnd(b []byte, i int) int {
 	if i < 0 {
 		return -1 // never; it lets the compiler drop the loop's bounds checks
 	}
-	k := nextStop(b, i)
-	switch {
-	case k >= len(b):
-		return -1
-	case b[k] == '"':
-		return k + 1
-	case k > len(b)-8:
-		return stringEndTail(b, k)
-	}
-	return escapedStringEnd(b, k)
-}
-
-// nextStop returns the index of the first stop byte (see stringStops) at
-// or after b[i], i >= 0, looking only at the whole words from i on: when
-// there is none, the index past the last of them. Where b[nextStop(b, i)]
-// is a quote, that quote closes the string: the busiest loops check that,
-// with no call, before asking stringEnd.
-func nextStop(b []byte, i int) int {
 	for i <= len(b)-8 {
 		if m := stringStops(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if b[i] == '"' {
+				return i + 1
+			}
+			return escapedStringEnd(b, i)
+		}
+		i += 8
+	}
+	return stringEndTail(b, i)
+}
+
+// nextStop returns the index of the first stop byte (see stringStops), or
+// of a byte >= 0x80 it may take for one, at or after b[i], i >= 0, looking
+// only at the whole words from i on: when there is none, the index past
+// the last of them. Where b[nextStop(b, i)] is a quote, that quote closes
+// the string: the busiest loops check that, with no call, before asking
+// stringEnd. Leaving out stringStops' &^w, which only keeps bytes >= 0x80
+// unmarked, saves two operations a word; a string with such bytes, rare
+// in Lambda events, is then crossed by stringEnd as well.
+func nextStop(b []byte, i int) int {
+	for i <= len(b)-8 {
+		w := binary.LittleEndian.Uint64(b[i : i+8])
+		if m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones)) & highs; m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
@@ -298,16 +303,18 @@ func skipObject(b []byte, i, depth int) int {
 		if uint(i) >= uint(len(b)) || b[i] != '"' {
 			return -1
 		}
-		if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
-			i = k + 1
-		} else if i = stringEnd(b, i+1); i < 0 {
-			return -1
-		}
-		// In an indented document the key is followed by ": " and the
-		// value: taken in one step, a two-byte load.
-		if i <= len(b)-3 && binary.LittleEndian.Uint16(b[i:i+2]) == ':'|' '<<8 && b[i+2] > ' ' {
-			i += 2
+		// In an indented document a key without escapes is followed by
+		// ": " and the value: its closing quote and those two bytes are
+		// checked with one four-byte load. (k >= 0 always holds; saying
+		// so drops the bounds checks.)
+		if k := nextStop(b, i+1); k >= 0 && k <= len(b)-4 && binary.LittleEndian.Uint32(b[k:k+4])&0xffffff == '"'|':'<<8|' '<<16 && b[k+3] > ' ' {
+			i = k + 3
 		} else {
+			if uint(k) < uint(len(b)) && b[k] == '"' {
+				i = k + 1
+			} else if i = stringEnd(b, i+1); i < 0 {
+				return -1
+			}
 			i = space(b, i)
 			if uint(i) >= uint(len(b)) || b[i] != ':' {
 				return -1
@@ -326,22 +333,25 @@ func skipObject(b []byte, i, depth int) int {
 		if i < 0 {
 			return -1
 		}
+		// In an indented document the value is followed by ",\n" and the
+		// next key's indentation: one step, without a call, when it is
+		// less than eight spaces.
+		if i <= len(b)-11 {
+			if t := b[i : i+11]; binary.LittleEndian.Uint16(t) == ','|'\n'<<8 {
+				j := 2 + bits.TrailingZeros64(binary.LittleEndian.Uint64(t[2:])^(ones*' '))>>3
+				if t[j] > ' ' {
+					i += j
+					continue
+				}
+			}
+		}
 		i = space(b, i)
 		if uint(i) >= uint(len(b)) {
 			return -1
 		}
 		switch b[i] {
 		case ',':
-			// In an indented document a newline and a few spaces follow:
-			// one step, without a call, when there are fewer than eight.
-			if i++; i <= len(b)-10 && b[i] == '\n' {
-				j := i + 1 + bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i+1:i+9])^(ones*' '))>>3
-				if b[j] > ' ' {
-					i = j
-					continue
-				}
-			}
-			i = space(b, i)
+			i = space(b, i+1)
 		case '}':
 			return i + 1
 		default:

@@ -213,7 +213,19 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		if i >= len(b) || b[i] != '"' {
 			return nil, false
 		}
-		keyEnd, match := keyMatch(b, i, st)
+		keyEnd, match := -1, false
+		if st.ascii {
+			// Most keys have no escape. Decoding such a key keeps its
+			// ASCII bytes and turns the others into non-ASCII
+			// characters: it decodes to an ASCII name exactly when its
+			// bytes are the name, with no UTF-8 check.
+			if k := nextStop(b, i+1); k < len(b) && b[k] == '"' {
+				keyEnd, match = k+1, k-i-1 == len(st.name) && string(b[i+1:k]) == st.name
+			}
+		}
+		if keyEnd < 0 {
+			keyEnd, match = keyMatch(b, i, st.name)
+		}
 		if keyEnd < 0 {
 			return nil, false
 		}
@@ -305,18 +317,8 @@ func (r *jsonReader) findElement(index int, rest []pathStep) (any, bool) {
 }
 
 // keyMatch returns the index past the key at b[i], a quote, or -1 when it
-// is invalid, and whether it decodes to st.name.
-func keyMatch(b []byte, i int, st pathStep) (end int, match bool) {
-	name := st.name
-	if st.ascii {
-		// Most keys have no escape. Decoding such a key keeps its ASCII
-		// bytes and turns the others into non-ASCII characters: it
-		// decodes to an ASCII name exactly when its bytes are the name,
-		// with no UTF-8 check.
-		if k := nextStop(b, i+1); k < len(b) && b[k] == '"' {
-			return k + 1, k-i-1 == len(name) && string(b[i+1:k]) == name
-		}
-	}
+// is invalid, and whether it decodes to name.
+func keyMatch(b []byte, i int, name string) (end int, match bool) {
 	end, plain := scanString(b, i+1)
 	// A plain key of another length is another name.
 	if end < 0 || plain && end-i-2 != len(name) {

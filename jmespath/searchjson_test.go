@@ -82,6 +82,11 @@ func TestSearchJSONValues(t *testing.T) {
 		{"a[1]", `{"a":[0,{"x":[]}]}`, map[string]any{"x": []any{}}},
 		{"powertools_json(a).b", `{"a":"{\"b\":\"\\\"q\\\"\"}"}`, `"q"`},
 		{"a", " {\"a\" : true} \n", true},
+		// Skipped objects through skipObject's one-step paths and around
+		// them: ": " and ",\n" plus indentation of under and over eight
+		// spaces, other whitespace, non-ASCII and escaped text.
+		{"a", "{\"x\": {\"k\": \"v\",\n    \"l\": \"\u00e9t\u00e9 \\\"q\\\"\",\n             \"m\":\t[1, {\"n\" :\r\nnull}]\n  },\n  \"a\": 2, \"pad\": \"0123456789abcdef\"}", json.Number("2")},
+		{"a", "{\"x\": {\"\xff\xfe\": \"\xc3\xa9\xff\", \"k\": {}}, \"a\": 3, \"pad\": \"0123456789abcdef\"}", json.Number("3")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr+" "+tt.doc, func(t *testing.T) {
@@ -97,6 +102,14 @@ func TestSearchJSONInvalid(t *testing.T) {
 	for _, doc := range []string{
 		``, `{`, `{"a":1} x`, `{"a":1,}`, `{"a":01}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", `[1 2]`, `{"a" 1}`,
 		`{"a":1}{}`, `nul`, `{"a":[}`, `{"b":1, "a":tru}`, strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+		// Invalid text right where skipObject's one-step checks look: a
+		// control byte in a key or value, a key without its colon, a
+		// missing comma before the next key.
+		"{\"x\": {\"k\x01\": \"v\",\n    \"l\": 1}, \"a\": 1, \"pad\": \"0123456789abcdef\"}",
+		"{\"x\": {\"k\": \"v\x01\",\n    \"l\": 1}, \"a\": 1, \"pad\": \"0123456789abcdef\"}",
+		"{\"x\": {\"k\" \"v\",\n    \"l\": 1}, \"a\": 1, \"pad\": \"0123456789abcdef\"}",
+		"{\"x\": {\"k\": \"v\"\n    \"l\": 1}, \"a\": 1, \"pad\": \"0123456789abcdef\"}",
+		"{\"x\": {\"k\": \"v\",\n    1: 1}, \"a\": 1, \"pad\": \"0123456789abcdef\"}",
 	} {
 		for _, expr := range []string{"a", "a.b", "powertools_json(a)", "length(@)", "[0]"} {
 			got, err := MustCompile(expr).SearchJSON([]byte(doc))
