@@ -88,7 +88,9 @@ func appendString(dst, b []byte, i int) ([]byte, int) {
 			s, d := b[i:i+10], buf[n:n+9]
 			w := binary.LittleEndian.Uint64(s)
 			binary.LittleEndian.PutUint64(d, w)
-			m := stringStops(w) | w&highs
+			// Stop at bytes >= 0x80 too: stringStops(w) | w&highs, which
+			// simplifies to this, as in scanString.
+			m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs
 			if m == 0 {
 				i += 8
 				n += 8
