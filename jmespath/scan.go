@@ -274,7 +274,7 @@ func literalEnd(b []byte, i int, lit string) int {
 // common members, are handled here rather than through skipValue.
 func skipMember(b []byte, i, depth int) int {
 	if uint(i) < uint(len(b)) && b[i] == '"' {
-		if k := nextStop(b, i+1); k < len(b) && b[k] == '"' {
+		if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
 			i = k + 1
 		} else {
 			i = stringEnd(b, i+1)

@@ -210,7 +210,7 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		return r.missing(rest)
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
+		if uint(i) >= uint(len(b)) || b[i] != '"' {
 			return nil, false
 		}
 		keyEnd, match := -1, false
@@ -219,7 +219,7 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 			// ASCII bytes and turns the others into non-ASCII
 			// characters: it decodes to an ASCII name exactly when its
 			// bytes are the name, with no UTF-8 check.
-			if k := nextStop(b, i+1); k < len(b) && b[k] == '"' {
+			if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
 				keyEnd, match = k+1, k-i-1 == len(st.name) && string(b[i+1:k]) == st.name
 			}
 		}
