@@ -337,17 +337,9 @@ func skipObject(b []byte, i, depth int) int {
 		if i < 0 {
 			return -1
 		}
-		// In an indented document the value is followed by ",\n" and the
-		// next key's indentation: one step, without a call, when it is
-		// less than eight spaces.
-		if i <= len(b)-11 {
-			if t := b[i : i+11]; binary.LittleEndian.Uint16(t) == ','|'\n'<<8 {
-				j := 2 + bits.TrailingZeros64(binary.LittleEndian.Uint64(t[2:])^(ones*' '))>>3
-				if t[j] > ' ' {
-					i += j
-					continue
-				}
-			}
+		if j := nextIndented(b, i); j > 0 {
+			i = j
+			continue
 		}
 		i = space(b, i)
 		if uint(i) >= uint(len(b)) {
@@ -362,6 +354,26 @@ func skipObject(b []byte, i, depth int) int {
 			return -1
 		}
 	}
+}
+
+// nextIndented returns the index of the next member after a value that
+// ends at b[i], when b[i:] is ",\n" and fewer than eight spaces of
+// indentation, as between the members of an indented document; otherwise
+// -1, and the caller takes the general path. It is one step, small enough
+// to be inlined into the loops over members.
+func nextIndented(b []byte, i int) int {
+	if i < 0 || i > len(b)-11 {
+		return -1
+	}
+	t := b[i : i+11]
+	if binary.LittleEndian.Uint16(t) != ','|'\n'<<8 {
+		return -1
+	}
+	j := 2 + bits.TrailingZeros64(binary.LittleEndian.Uint64(t[2:])^(ones*' '))>>3
+	if t[j] <= ' ' {
+		return -1
+	}
+	return i + j
 }
 
 // skipArray returns the index past the array at b[i], a '[' at depth, or

@@ -2,7 +2,6 @@ package jmespath
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"unicode/utf8"
 )
 
@@ -229,8 +228,8 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		if keyEnd < 0 {
 			return nil, false
 		}
-		// ": " and ",\n" plus indentation in one step each, as in
-		// skipObject.
+		// ": " in one step, as in skipObject; ",\n" and indentation
+		// below, with skipObject's nextIndented.
 		if i = keyEnd; i <= len(b)-3 && binary.LittleEndian.Uint16(b[i:i+2]) == ':'|' '<<8 && b[i+2] > ' ' {
 			i += 2
 		} else {
@@ -256,14 +255,11 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		}
 		switch b[i] {
 		case ',':
-			if i++; i <= len(b)-10 && b[i] == '\n' {
-				j := i + 1 + bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i+1:i+9])^(ones*' '))>>3
-				if b[j] > ' ' {
-					i = j
-					continue
-				}
+			if j := nextIndented(b, i); j > 0 {
+				i = j
+				continue
 			}
-			i = space(b, i)
+			i = space(b, i+1)
 		case '}':
 			r.i = i + 1
 			if !found {
