@@ -14,14 +14,15 @@ type keyContextKey struct{}
 // string would be copied to the heap to fit in the context's interface
 // value, an allocation on every call.
 func withKey(ctx context.Context, key *string) context.Context {
-	return context.WithValue(ctx, keyContextKey{}, key)
+	return &keyContext{Context: ctx, key: key}
 }
 
-// keyContext is what withKey makes, for a context built inside the
-// invocation's [lease]: context.WithValue would be an allocation of its own
-// on every first call. Only Value differs from the parent; Done and Err are
-// the parent's own, so the context package's cancellation propagation sees
-// through it as it sees through WithValue.
+// keyContext is a context carrying an idempotency key (nil for none). It is
+// a type of its own rather than context.WithValue so that an invocation's
+// [lease] can hold one and save an allocation on every first call. Only
+// Value differs from the parent; Done and Err are the parent's own, so the
+// context package's cancellation propagation sees through it as it sees
+// through WithValue.
 type keyContext struct {
 	context.Context
 	key *string
@@ -47,7 +48,7 @@ func withoutKey(ctx context.Context) context.Context {
 	if _, ok := KeyFromContext(ctx); !ok {
 		return ctx
 	}
-	return context.WithValue(ctx, keyContextKey{}, (*string)(nil))
+	return withKey(ctx, nil)
 }
 
 // KeyFromContext returns the idempotency key of the invocation that ctx
