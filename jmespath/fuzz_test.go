@@ -119,6 +119,42 @@ func FuzzSearchJSON(f *testing.F) {
 	})
 }
 
+// FuzzSearchValidJSON checks SearchValidJSON against SearchJSON on valid
+// documents, and on any input that it neither panics nor hangs, and that
+// ValidJSON agrees with json.Valid.
+func FuzzSearchValidJSON(f *testing.F) {
+	seedFromCompliance(f, func(c namedCase) { f.Add(c.Expression, []byte(c.given)) })
+	for _, e := range fuzzExpressions {
+		for _, d := range fuzzEvents {
+			f.Add(e, []byte(d))
+		}
+	}
+	f.Add("body", apiEvent)
+	f.Add("a", []byte(`{"a":"x\\","b":"\\\"","a":{"c":["}",{"d":"{"}]}}`))
+	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
+		e, err := Compile(expr)
+		if err != nil {
+			return
+		}
+		got, gotErr := e.SearchValidJSON(doc)
+		checkErrorType(t, gotErr)
+		valid := json.Valid(doc)
+		if ValidJSON(doc) != valid {
+			t.Fatalf("ValidJSON(%q) = %v, json.Valid = %v", doc, !valid, valid)
+		}
+		if !valid {
+			return
+		}
+		want, wantErr := e.SearchJSON(doc)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%q on %q: SearchValidJSON error %v, SearchJSON error %v", expr, doc, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q on %q: SearchValidJSON = %#v, SearchJSON = %#v", expr, doc, got, want)
+		}
+	})
+}
+
 // FuzzDecode checks this package's JSON reader against encoding/json: the
 // same documents valid, the same values decoded.
 func FuzzDecode(f *testing.F) {

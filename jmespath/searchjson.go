@@ -48,6 +48,10 @@ type pathStep struct {
 	// matches it only as the same bytes, which findField can tell without
 	// checking the key's UTF-8.
 	ascii bool
+	// plain is set when name is ASCII with no quote, backslash or control
+	// byte: a key matches it exactly when the key has no escape and the
+	// same bytes, or has escapes and more bytes (see keyIs).
+	plain bool
 }
 
 // planPath returns the steps of an expression that SearchJSON can answer by
@@ -100,7 +104,7 @@ func appendPath(t *tree, steps []pathStep, n *node) ([]pathStep, bool) {
 	case nCurrent:
 	case nField:
 		name := t.name(n)
-		steps = append(steps, pathStep{kind: stepField, name: name, ascii: isASCII(name)})
+		steps = append(steps, pathStep{kind: stepField, name: name, ascii: isASCII(name), plain: isPlain(name)})
 	case nSubexpr:
 		for i := n.left; i != 0; i = t.nodes[i].next {
 			if steps, ok = appendPath(t, steps, &t.nodes[i]); !ok {
@@ -174,18 +178,7 @@ func (r *jsonReader) find(steps []pathStep) (any, bool) {
 	if !r.skip() {
 		return nil, false
 	}
-	return r.missing(steps[1:])
-}
-
-// missing is the answer when a step finds nothing: null, unless a later
-// powertools_json would fail on that null.
-func (r *jsonReader) missing(rest []pathStep) (any, bool) {
-	for _, st := range rest {
-		if st.kind == stepJSON {
-			return nil, false
-		}
-	}
-	return nil, true
+	return noMatch(steps[1:])
 }
 
 // findMember walks the object or array at r.i for the member st selects. In
@@ -206,7 +199,7 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 	i := space(b, r.i+1)
 	if i < len(b) && b[i] == '}' {
 		r.i = i + 1
-		return r.missing(rest)
+		return noMatch(rest)
 	}
 	for {
 		if uint(i) >= uint(len(b)) || b[i] != '"' {
@@ -263,7 +256,7 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		case '}':
 			r.i = i + 1
 			if !found {
-				return r.missing(rest)
+				return noMatch(rest)
 			}
 			return result, true
 		default:
@@ -280,7 +273,7 @@ func (r *jsonReader) findElement(index int, rest []pathStep) (any, bool) {
 	i := space(b, r.i+1)
 	if i < len(b) && b[i] == ']' {
 		r.i = i + 1
-		return r.missing(rest)
+		return noMatch(rest)
 	}
 	for elem := 0; ; elem++ {
 		if elem == index {
@@ -303,7 +296,7 @@ func (r *jsonReader) findElement(index int, rest []pathStep) (any, bool) {
 		case ']':
 			r.i = i + 1
 			if !found {
-				return r.missing(rest)
+				return noMatch(rest)
 			}
 			return result, true
 		default:
@@ -330,6 +323,17 @@ func keyMatch(b []byte, i int, name string) (end int, match bool) {
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// isPlain reports whether s is ASCII with no quote, backslash or control
+// byte: the text of a JSON string that is its own value.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c == '"' || c == '\\' || c >= utf8.RuneSelf {
 			return false
 		}
 	}

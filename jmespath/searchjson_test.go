@@ -45,10 +45,12 @@ func TestSearchJSONEqualsSearch(t *testing.T) {
 		}
 		for _, expr := range exprs {
 			e := MustCompile(expr)
-			got, gotErr := e.SearchJSON([]byte(doc))
 			want, wantErr := e.Search(data)
-			if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
-				t.Errorf("%s on %.40q: SearchJSON = %#v, %v; Search = %#v, %v", expr, doc, got, gotErr, want, wantErr)
+			for _, search := range rawSearches(e) {
+				got, gotErr := search.fn([]byte(doc))
+				if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+					t.Errorf("%s on %.40q: %s = %#v, %v; Search = %#v, %v", expr, doc, search.name, got, gotErr, want, wantErr)
+				}
 			}
 		}
 	}
@@ -87,15 +89,66 @@ func TestSearchJSONValues(t *testing.T) {
 		// spaces, other whitespace, non-ASCII and escaped text.
 		{"a", "{\"x\": {\"k\": \"v\",\n    \"l\": \"\u00e9t\u00e9 \\\"q\\\"\",\n             \"m\":\t[1, {\"n\" :\r\nnull}]\n  },\n  \"a\": 2, \"pad\": \"0123456789abcdef\"}", json.Number("2")},
 		{"a", "{\"x\": {\"\xff\xfe\": \"\xc3\xa9\xff\", \"k\": {}}, \"a\": 3, \"pad\": \"0123456789abcdef\"}", json.Number("3")},
+		// For the lax scanner, which reads backwards: strings ending in
+		// escaped backslashes and quotes, brackets inside strings, keys
+		// with escaped quotes, scalars of every kind, arrays by index.
+		{"a", `{"a":1,"b":"x\\\\","c":"\\\"","d":"\\\\\"\\\\"}`, json.Number("1")},
+		{"a", `{"a":"q\"","b":"0123456789abcdef\\"}`, `q"`},
+		{"a", `{"a":{"s":"}{][\"]"},"x":{"t":["}",{"u":"{{"}]},"y":[[],{}]}`, map[string]any{"s": `}{]["]`}},
+		{"y", `{"a":{"s":"}{][\"]"},"x":{"t":["}",{"u":"{{"}]},"y":[[],{}]}`, []any{[]any{}, map[string]any{}}},
+		{`"k\"y"`, `{"k\"y":1,"k\u0022y":2,"pad":"0123456789abcdef"}`, json.Number("2")},
+		{"n", `{"n":-1.5e+3,"t":true,"f":false,"z":null}`, json.Number("-1.5e+3")},
+		{"z", `{"n":-1.5e+3,"t":true,"f":false,"z":null}`, nil},
+		{"t", "{\"n\":-1.5e+3,\"t\":true\r\n,\"f\":false\t}", true},
+		{"a[2].b", `{"a":["],[\"",{"b":0},{"b":[1,"]"]}],"pad":"0123456789abcdef"}`, []any{json.Number("1"), "]"}},
+		{"a[3]", `{"a":[1,2,3]}`, nil},
+		{"a[0]", `{"a":[]}`, nil},
+		{"a", `{}`, nil},
+		{"a.b", `{"a":[1]}`, nil},
+		{"[1].a", `[{"a":1}, {"a":"0123456789abcdef0123456789"} ]`, "0123456789abcdef0123456789"},
+		{"powertools_json(a[0]).b", `{"a":["{\"b\":[\"\\\"\"]}"]}`, []any{`"`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.expr+" "+tt.doc, func(t *testing.T) {
-			got, err := MustCompile(tt.expr).SearchJSON([]byte(tt.doc))
-			if err != nil || !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("= %#v, %v; want %#v", got, err, tt.want)
-			}
-		})
+		for _, search := range rawSearches(MustCompile(tt.expr)) {
+			t.Run(search.name+" "+tt.expr+" "+tt.doc, func(t *testing.T) {
+				got, err := search.fn([]byte(tt.doc))
+				if err != nil || !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("= %#v, %v; want %#v", got, err, tt.want)
+				}
+			})
+		}
 	}
+}
+
+// rawSearches are the searches of raw JSON, which must agree on valid
+// documents: SearchJSON, SearchValidJSON, and the lax scan behind the
+// latter on its own, so that a case it gives up on and leaves to SearchJSON
+// shows as an error.
+func rawSearches(e *Expression) []struct {
+	name string
+	fn   func([]byte) (any, error)
+} {
+	lax := func(raw []byte) (any, error) {
+		if e.path == nil {
+			return e.Search(mustDecode(raw))
+		}
+		if v, ok := findValid(raw, e.path); ok {
+			return v, nil
+		}
+		return nil, errors.New("the lax scan gave up")
+	}
+	return []struct {
+		name string
+		fn   func([]byte) (any, error)
+	}{{"SearchJSON", e.SearchJSON}, {"SearchValidJSON", e.SearchValidJSON}, {"findValid", lax}}
+}
+
+func mustDecode(raw []byte) any {
+	v, err := decodeStd(raw)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func TestSearchJSONInvalid(t *testing.T) {
