@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,14 @@ type engine struct {
 	cache        *cache        // nil: off
 	invoker      Invoker       // store as an Invoker, or nil
 	disabled     bool
+	// checkEvent is set for a Handler. Its events are searched with
+	// jmespath's SearchValidJSON, which trusts them to be JSON: the
+	// handler's decoding validates all of an event before it runs, and
+	// checking it twice on every first call would cost more than the rest
+	// of the middleware. An answer given without running the handler (a
+	// replay, any error) checks the event first (see eventError). A
+	// function wrapper's argument is JSON it has encoded itself.
+	checkEvent bool
 
 	leaseWarned atomic.Bool
 }
@@ -74,6 +83,9 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 
 	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
+		if err := e.eventError(payload); err != nil {
+			return result{}, err
+		}
 		cp := *rec // the hook gets its own copy, not the cache's
 		resp, err := e.replay(ctx, key, &cp, hash)
 		return result{response: resp, key: key, replayed: true}, err
@@ -86,12 +98,17 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		rec.LeaseEnd = e.leaseEnd(ctx, now)
 		existing, err := e.store.Acquire(ctx, rec, now)
 		if err != nil {
-			return result{key: key}, storeError("acquire", key, err)
+			return result{key: key}, e.eventErrorOr(payload, storeError("acquire", key, err))
 		}
 		if existing == nil || (existing.Status == StatusInProgress && existing.LeaseToken == rec.LeaseToken) {
 			// Written, or written by an earlier try of this same request
 			// whose answer was lost: either way the lease is ours.
 			break
+		}
+		if existing.live(now) {
+			if err := e.eventError(payload); err != nil {
+				return result{key: key}, err
+			}
 		}
 		if existing.live(now) && existing.Status == StatusUncertain {
 			resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
@@ -102,7 +119,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			return result{response: resp, key: key, replayed: true}, err
 		}
 		if attempt == acquireAttempts {
-			return result{key: key}, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive}
+			return result{key: key}, e.eventErrorOr(payload, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive})
 		}
 		now = e.now()
 	}
@@ -117,7 +134,7 @@ func (e *engine) key(ctx context.Context, payload []byte) (string, error) {
 	var err error
 	var v any
 	if e.keyExpr != nil {
-		v, err = e.keyExpr.SearchJSON(payload)
+		v, err = e.keyExpr.SearchValidJSON(payload)
 	} else {
 		v, err = decodeJSON(payload)
 	}
@@ -132,7 +149,7 @@ func (e *engine) key(ctx context.Context, payload []byte) (string, error) {
 		expr = e.keyExpr.String()
 	}
 	if e.keyRequired {
-		return "", &MissingKeyError{Expression: expr}
+		return "", e.eventErrorOr(payload, &MissingKeyError{Expression: expr})
 	}
 	attrs := []any{"expression", expr}
 	if err != nil {
@@ -148,7 +165,7 @@ func (e *engine) payloadHash(payload []byte) string {
 	if e.validation == nil {
 		return ""
 	}
-	v, err := e.validation.SearchJSON(payload)
+	v, err := e.validation.SearchValidJSON(payload)
 	if err != nil {
 		v = nil
 	}
@@ -157,6 +174,27 @@ func (e *engine) payloadHash(payload []byte) string {
 		h, _ = hashValue(nil)
 	}
 	return h
+}
+
+// eventError returns the error json.Unmarshal gives on an event that is not
+// valid JSON, when the engine checks events (see checkEvent), or nil. Its
+// key was picked out without validating it, so such an event must get no
+// replay, nor any other answer that implies it was understood.
+func (e *engine) eventError(payload []byte) error {
+	if !e.checkEvent || jmespath.ValidJSON(payload) {
+		return nil
+	}
+	var v any
+	return json.Unmarshal(payload, &v)
+}
+
+// eventErrorOr is eventError, or err for a valid event: a malformed event
+// is reported before a failure that retrying it could not cure anyway.
+func (e *engine) eventErrorOr(payload []byte, err error) error {
+	if evErr := e.eventError(payload); evErr != nil {
+		return evErr
+	}
+	return err
 }
 
 // leaseEnd is the invocation's deadline: past it Lambda has given up on the
