@@ -91,11 +91,12 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
-	l := &lease{held: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}}
-	rec := &l.held
+	l := &lease{rec: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}}
+	rec := &l.rec
 	for attempt := 1; ; attempt++ {
 		rec.Expiry = now.Add(e.expiresAfter)
 		rec.LeaseEnd = e.leaseEnd(ctx, now)
+		l.leaseEnd = rec.LeaseEnd
 		existing, err := e.store.Acquire(ctx, rec, now)
 		if err != nil {
 			return result{key: key}, e.eventErrorOr(payload, storeError("acquire", key, err))
@@ -255,7 +256,6 @@ func (e *engine) checkPayload(key string, rec *Record, hash string) error {
 // own runs fn while holding the lease l, then completes or releases the
 // record, or keeps it UNCERTAIN when fn says its outcome is unknown.
 func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]byte, error) {
-	rec := &l.held
 	// fn and the writes after it share the invocation's context, which
 	// carries the writes fn staged to the store's Complete.
 	ctx = e.invocation(ctx, l)
@@ -264,7 +264,7 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]
 		// A panic (or runtime.Goexit) leaves returned false: release the
 		// key and let the panic go on, with its original value and stack.
 		if !returned {
-			e.release(writeContext(ctx), rec)
+			e.release(writeContext(ctx), l)
 		}
 	}()
 	resp, err := fn(ctx, payload)
@@ -283,7 +283,7 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]
 		if errors.As(err, &uncertain) {
 			e.hold(writeContext(ctx), l)
 		} else {
-			e.release(writeContext(ctx), rec)
+			e.release(writeContext(ctx), l)
 		}
 		return nil, err
 	}
@@ -312,15 +312,15 @@ func writeContext(ctx context.Context) context.Context {
 // ([ErrNotCommitted]) or that it cannot tell ([ErrCommitUnknown]), the
 // effect did not happen, or may not have, and saying it did would be a lie.
 func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bool) error {
-	held, rec := &l.held, &l.done
+	rec := &l.rec
 	*rec = Record{
-		Key:             held.Key,
+		Key:             rec.Key,
 		Status:          StatusComplete,
 		Expiry:          e.now().Add(e.expiresAfter),
-		LeaseToken:      held.LeaseToken,
+		LeaseToken:      rec.LeaseToken,
 		Response:        resp,
 		ResponseOmitted: omitted,
-		PayloadHash:     held.PayloadHash,
+		PayloadHash:     rec.PayloadHash,
 	}
 	err := e.store.Complete(ctx, rec)
 	if errors.Is(err, ErrRecordTooLarge) {
@@ -330,7 +330,7 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 		}
 	}
 	if err != nil {
-		err = e.completeAgain(ctx, rec, held.LeaseEnd, err)
+		err = e.completeAgain(ctx, rec, l.leaseEnd, err)
 	}
 	switch {
 	case err == nil:
@@ -341,7 +341,7 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 	case errors.Is(err, ErrNotCommitted):
 		// The handler's own writes were refused: the handler failed, so
 		// the key is released for a retry, as after any handler error.
-		e.release(ctx, held)
+		e.release(ctx, l)
 		return err
 	case errors.Is(err, ErrCommitUnknown):
 		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", rec.Key, "error", err)
@@ -356,9 +356,9 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 
 // release deletes the IN_PROGRESS record so that a retry can run the
 // handler. If that fails the lease still ends on its own.
-func (e *engine) release(ctx context.Context, rec *Record) {
-	if err := e.store.Release(ctx, rec.Key, rec.LeaseToken); err != nil {
-		e.log().ErrorContext(ctx, "idempotency: could not release the key; it stays blocked until the lease ends", "key", rec.Key, "lease_end", rec.LeaseEnd, "error", err)
+func (e *engine) release(ctx context.Context, l *lease) {
+	if err := e.store.Release(ctx, l.rec.Key, l.rec.LeaseToken); err != nil {
+		e.log().ErrorContext(ctx, "idempotency: could not release the key; it stays blocked until the lease ends", "key", l.rec.Key, "lease_end", l.leaseEnd, "error", err)
 	}
 }
 

@@ -1,16 +1,18 @@
 package idempotency
 
-// lease is what one invocation holds while it owns a key: the record it
-// wrote, the record it ends the lease with (COMPLETE, or UNCERTAIN), and the
-// handler's context, which carries the key. They live and die together, so
-// they share one allocation instead of taking three on every first call.
+import "time"
+
+// lease is what one invocation holds while it owns a key: its record and
+// the handler's context, which carries the key. They live and die
+// together, so they share one allocation instead of taking two on every
+// first call.
 //
-// Each Record is written once and then only read: done is a record of its
-// own, not held changed in place, so a Store that kept the pointer Acquire
-// was given (the contract does not forbid it) still sees an IN_PROGRESS
-// record until it is asked to complete it.
+// The record is IN_PROGRESS as Acquire (or Reclaim) wrote it, then becomes
+// in place the COMPLETE (or UNCERTAIN) record given to Complete: a Store
+// keeps no *Record it is given (see [Store]), so one record serves both
+// writes.
 type lease struct {
-	held Record     // written by Acquire, or by Reclaim
-	done Record     // given to Complete
-	ctx  keyContext // the handler's context; its key points to held.Key
+	rec      Record
+	leaseEnd time.Time  // rec's lease end, which the final record does not carry
+	ctx      keyContext // the handler's context; its key points to rec.Key
 }

@@ -60,7 +60,7 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 	if now.Before(existing.LeaseEnd) {
 		return nil, false, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
 	}
-	l := &lease{held: Record{
+	l := &lease{rec: Record{
 		Key:         key,
 		Status:      StatusUncertain,
 		Expiry:      now.Add(e.expiresAfter),
@@ -68,7 +68,8 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 		LeaseToken:  newLeaseToken(now),
 		PayloadHash: existing.PayloadHash,
 	}}
-	rec := &l.held
+	rec := &l.rec
+	l.leaseEnd = rec.LeaseEnd
 	if err := store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			// Another invocation reclaimed it first and is reconciling.

@@ -11,6 +11,11 @@ import (
 // DynamoDB; [github.com/gopowertools/lambda/powertools/idempotency/idempotencytest.Store]
 // keeps them in memory, with the same semantics, for tests.
 //
+// A Store must not keep, or change, a *Record it is given once the call
+// returns, as an io.Writer must not keep p: the middleware reuses the
+// IN_PROGRESS record it gave Acquire as the COMPLETE record it gives
+// Complete. A record a Store returns is the caller's.
+//
 // The conformance suite in idempotencytest ([idempotencytest.TestStore])
 // checks a Store against these rules.
 type Store interface {

@@ -76,15 +76,15 @@ type UncertainStore interface {
 // is reconciled. The handler's staged writes, if any, are not committed:
 // the store commits them only with a COMPLETE record.
 func (e *engine) hold(ctx context.Context, l *lease) {
-	held, rec := &l.held, &l.done
+	rec := &l.rec
 	*rec = Record{
-		Key:         held.Key,
+		Key:         rec.Key,
 		Status:      StatusUncertain,
 		Expiry:      e.now().Add(e.expiresAfter),
-		LeaseToken:  held.LeaseToken,
-		PayloadHash: held.PayloadHash,
+		LeaseToken:  rec.LeaseToken,
+		PayloadHash: rec.PayloadHash,
 	}
 	if err := e.store.Complete(ctx, rec); err != nil {
-		e.log().ErrorContext(ctx, "idempotency: could not mark the outcome UNCERTAIN; the key stays IN_PROGRESS until the lease ends, and the handler RUNS AGAIN after it", "key", rec.Key, "lease_end", held.LeaseEnd, "error", err)
+		e.log().ErrorContext(ctx, "idempotency: could not mark the outcome UNCERTAIN; the key stays IN_PROGRESS until the lease ends, and the handler RUNS AGAIN after it", "key", rec.Key, "lease_end", l.leaseEnd, "error", err)
 	}
 }
