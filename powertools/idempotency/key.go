@@ -183,13 +183,33 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// plainPrefix returns the length of the longest prefix of s, in whole
+// words of eight bytes, with no byte that appendString would escape or
+// check: a control byte, '"', '\\', or a byte >= 0x80. An idempotency key
+// is usually all such bytes, and is crossed a word at a time.
+func plainPrefix(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i <= len(s)-8; i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// "Has a byte less than n" ((x-n..)&^x&0x80..) on w^0x02.. with
+		// n = 0x21, which maps '"' to 0x20 and control bytes to control
+		// bytes, and on w^'\\'.. with n = 1; w itself marks bytes >= 0x80.
+		if (((w^(ones*0x02))-ones*0x21)|((w^(ones*'\\'))-ones)|w)&highs != 0 {
+			break
+		}
+	}
+	return i
+}
+
 // appendString writes s as a JSON string the way encoding/json does with
 // HTML escaping off: invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029
 // are escaped because JavaScript treats them as line ends.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := plainPrefix(s); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -26,6 +26,11 @@ func TestCanonicalJSON(t *testing.T) {
 		{"line separators escaped", "a\u2028b\u2029", `"a\u2028b\u2029"`},
 		{"invalid UTF-8 replaced", "a\xffb", `"a\ufffdb"`},
 		{"non-ASCII kept", "日本", `"日本"`},
+		// Past the first words of eight plain bytes, crossed whole.
+		{"plain words", "ord-0000000000000001", `"ord-0000000000000001"`},
+		{"escape after a word", "12345678\"9\x01", `"12345678\"9\u0001"`},
+		{"backslash after two words", "abcdefghijklmnop\\", `"abcdefghijklmnop\\"`},
+		{"non-ASCII after a word", "abcdefgh\u2028é\xff", `"abcdefgh\u2028é\ufffd"`},
 		{"other Go values go through encoding/json", struct {
 			B int `json:"b"`
 			A int `json:"a"`
