@@ -38,6 +38,13 @@ type table struct {
 		hash  uint64
 		taken bool // the hash is in index, for another key
 	}
+	// recent is the key last found or added, and its slot: the Complete
+	// (or Release) that follows an Acquire finds it with no hashing and no
+	// probe. A key keeps its slot until it is deleted.
+	recent struct {
+		key  string
+		slot int32
+	}
 
 	arena
 }
@@ -83,14 +90,19 @@ func (t *table) data(i int32) packed {
 
 // find returns the slot of key, or false.
 func (t *table) find(key string) (int32, bool) {
+	if key == t.recent.key && key != "" {
+		return t.recent.slot, true
+	}
 	t.init()
 	h := t.hash(t.seed, key)
 	i, taken := t.index[h]
 	if taken && string(t.keyBytes(t.slot(i))) == key {
+		t.recent.key, t.recent.slot = key, i
 		return i, true
 	}
 	if taken {
 		if i, ok := t.overflow[key]; ok {
+			t.recent.key, t.recent.slot = key, i
 			return i, true
 		}
 	}
@@ -165,6 +177,7 @@ func (t *table) newSlot(key string) int32 {
 	} else {
 		t.index[h] = i
 	}
+	t.recent.key, t.recent.slot = key, i
 	return i
 }
 
@@ -174,7 +187,7 @@ func (t *table) delete(key string) {
 	if !ok {
 		return
 	}
-	t.missed.key = "" // the index changes
+	t.missed.key, t.recent.key = "", "" // the index changes
 	h := t.hash(t.seed, key)
 	if j, ok := t.overflow[key]; ok && j == i {
 		delete(t.overflow, key)
