@@ -15,6 +15,12 @@
 //
 // A compiled [Expression] is immutable and safe for concurrent use.
 //
+// [Expression.SearchValidJSON] is SearchJSON for a document that is known
+// to be valid JSON, or that is validated later anyway, as json.Unmarshal
+// validates its input: it checks only what it selects, and reads objects
+// from their end, where the last of duplicate keys is. [ValidJSON] is the
+// check it leaves out.
+//
 // # Data
 //
 // Search takes what encoding/json decodes into an any: nil, bool, float64,

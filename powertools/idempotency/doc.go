@@ -17,6 +17,14 @@
 // key. A selection that is null, "", [], {} or an array of only nulls is no
 // key; 0 and false are keys.
 //
+// The key is picked out of the event without validating the rest of it
+// (jmespath's SearchValidJSON): on a first call, json.Unmarshal validates
+// the whole event before the handler runs. Every answer given without
+// running the handler (a replay, or any error below) checks the event
+// first, and an event that is not valid JSON gets json.Unmarshal's error,
+// never a replay; with a new key it gets that error from the decoding, and
+// its record is deleted as after a handler error.
+//
 // The first invocation with a key writes an IN_PROGRESS record holding a
 // lease, which ends at the context's deadline (the Lambda timeout) or after
 // [WithLease] without one, and carries a lease token unique to the
