@@ -60,6 +60,26 @@ func ExampleExpression_SearchJSON() {
 	// r-1
 }
 
+// SearchValidJSON suits an event that is decoded later with
+// json.Unmarshal, which validates all of it: the search reads only what it
+// needs. Whatever answers without decoding checks the event with ValidJSON.
+func ExampleExpression_SearchValidJSON() {
+	event := []byte(`{"headers": {"x-request-id": "r-1"}, "body": "{\"order_id\": \"o-42\"}"}`)
+	expr := jmespath.MustCompile("powertools_json(body).order_id")
+
+	id, err := expr.SearchValidJSON(event)
+	fmt.Println(id, err)
+
+	var req struct{ Body string }
+	if err := json.Unmarshal(event, &req); err != nil {
+		panic(err) // a malformed event fails here, before it is used
+	}
+	fmt.Println(jmespath.ValidJSON(event), jmespath.ValidJSON(event[:10]))
+	// Output:
+	// o-42 <nil>
+	// true false
+}
+
 func Example_powertoolsJSON() {
 	data := map[string]any{"body": `{"customer": {"id": "c-42"}}`}
 	v, err := jmespath.MustCompile("powertools_json(body).customer.id").Search(data)
