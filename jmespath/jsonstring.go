@@ -64,11 +64,11 @@ func appendUnescaped(b, s []byte) []byte {
 // closing quote, or -1 when it is invalid. It is scanString and
 // appendUnescaped in one pass, for the string a powertools_json step reads.
 //
-// Its inner loop writes into dst's spare capacity directly, a whole word
-// at a time, keeping as much of it as comes before the first stop byte,
-// and takes \" and \\ itself: those are most of the escapes of a JSON
-// document quoted in a string, such as an API Gateway body, and the runs
-// between them are short. Everything else is one step of the outer loop.
+// Its inner loop, unescapeRun, writes into dst's spare capacity directly,
+// a whole word at a time, and takes \" and \\ itself: those are most of
+// the escapes of a JSON document quoted in a string, such as an API
+// Gateway body, and the runs between them are short. Everything else is
+// one step of the outer loop.
 func appendString(dst, b []byte, i int) ([]byte, int) {
 	if i < 0 {
 		return nil, -1 // never; it lets the compiler drop bounds checks
@@ -80,31 +80,20 @@ func appendString(dst, b []byte, i int) ([]byte, int) {
 			buf = slices.Grow(buf[:n], 16)
 			buf = buf[:cap(buf)]
 		}
-		// i >= 0 and n >= 0 always hold, but saying so, and reading and
-		// writing through s and d, fixed-size windows on b and buf, lets
-		// the compiler drop the bounds checks: k, a byte offset in a
-		// word, is at most 7 (8 to the compiler).
-		for i >= 0 && i <= len(b)-10 && n >= 0 && n <= len(buf)-9 {
-			s, d := b[i:i+10], buf[n:n+9]
-			w := binary.LittleEndian.Uint64(s)
-			binary.LittleEndian.PutUint64(d, w)
-			// Stop at bytes >= 0x80 too: stringStops(w) | w&highs, which
-			// simplifies to this, as in scanString.
-			m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs
-			if m == 0 {
-				i += 8
-				n += 8
-				continue
-			}
-			k := bits.TrailingZeros64(m) >> 3
-			if s[k] != '\\' || s[k+1] != '"' && s[k+1] != '\\' {
-				i += k
-				n += k
-				break
-			}
-			d[k] = s[k+1]
-			i += k + 2
-			n += k + 1
+		if i <= len(b)-12 {
+			r, w := unescapeRun(buf[n:], b[i:])
+			i += r
+			n += w
+		} else if i < len(b) {
+			// The last bytes too, from a copy with room for
+			// unescapeRun's words: the zero bytes after them are stop
+			// bytes, which it does not cross. It saves a step of this
+			// loop per byte at the end of a string that ends its
+			// document, as an API Gateway body does for SearchValidJSON.
+			var t [24]byte
+			r, w := unescapeRun(buf[n:], t[:copy(t[:12], b[i:])+12])
+			i += r
+			n += w
 		}
 		if i >= len(b) {
 			return nil, -1
@@ -131,6 +120,55 @@ func appendString(dst, b []byte, i int) ([]byte, int) {
 			n, buf = len(d), d[:cap(d)]
 		}
 	}
+}
+
+// unescapeRun copies the contents of a JSON string from s to d a word at
+// a time, decoding \" and \\ escapes, up to the first other stop byte or
+// byte >= 0x80, or until fewer than 12 bytes of s or 11 of d are left. It
+// returns the number of bytes it read and wrote.
+//
+// It is appendString's inner loop, a function of its own so that its few
+// values stay in registers: in appendString's body they were spilled.
+func unescapeRun(d, s []byte) (read, written int) {
+	i, n := 0, 0
+	// i and n only grow from 0, but saying so, and reading and writing
+	// through t and u, fixed-size windows on s and d, lets the compiler
+	// drop the bounds checks: k, a byte offset in a word, is at most 7.
+	for i >= 0 && i <= len(s)-12 && n >= 0 && n <= len(d)-11 {
+		t, u := s[i:i+12], d[n:n+11]
+		w := binary.LittleEndian.Uint64(t)
+		binary.LittleEndian.PutUint64(u, w)
+		// Stop at bytes >= 0x80 too: stringStops(w) | w&highs, which
+		// simplifies to this, as in scanString.
+		m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs
+		if m == 0 {
+			i += 8
+			n += 8
+			continue
+		}
+		k := bits.TrailingZeros64(m) >> 3 & 7
+		if t[k] != '\\' {
+			return i + k, n + k
+		}
+		switch c := t[k+1]; {
+		case c == '"':
+			// In a compact document, \":\" is between a key and a
+			// string value, \",\" between a string value and the next
+			// key: both escapes are taken in one step.
+			if v := binary.LittleEndian.Uint32(t[k+1 : k+5]); v&0xffff00ff == '"'|'\\'<<16|'"'<<24 && (byte(v>>8) == ':' || byte(v>>8) == ',') {
+				binary.LittleEndian.PutUint32(u[k:k+4], v&0xffff|'"'<<16)
+				i += k + 5
+				n += k + 3
+				continue
+			}
+		case c != '\\':
+			return i + k, n + k
+		}
+		u[k] = t[k+1]
+		i += k + 2
+		n += k + 1
+	}
+	return i, n
 }
 
 // s8 is the eight bytes of s at i as a little-endian word.

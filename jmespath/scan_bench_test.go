@@ -80,3 +80,29 @@ func BenchmarkScanHTTPAPIEvent(b *testing.B) {
 		})
 	}
 }
+
+// compactBody is the body string of httpAPIEvent, quoted, as it is in the
+// event: a compact JSON document whose quotes are all escaped.
+var compactBody = []byte(`"{\"order_id\":\"ord-000000000000\",\"customer_id\":\"cus_8f3a2b1c\",\"amount\":4200,\"currency\":\"EUR\",\"items\":[{\"sku\":\"SKU-1\",\"qty\":2},{\"sku\":\"SKU-7\",\"qty\":1}]}"`)
+
+// BenchmarkPowertoolsJSONStep is the two halves of a powertools_json step
+// on compactBody: decoding the string, and scanning the document in it.
+func BenchmarkPowertoolsJSONStep(b *testing.B) {
+	b.Run("appendString", func(b *testing.B) {
+		var buf [512]byte
+		for b.Loop() {
+			if _, end := appendString(buf[:0], compactBody, 1); end != len(compactBody) {
+				b.Fatal(end)
+			}
+		}
+	})
+	b.Run("scanDoc", func(b *testing.B) {
+		doc := []byte(mustUnquote(b, compactBody[1:]))
+		steps := MustCompile("order_id").path
+		for b.Loop() {
+			if _, ok := scanDoc(doc, steps); !ok {
+				b.Fatal("not found")
+			}
+		}
+	})
+}

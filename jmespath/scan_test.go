@@ -70,7 +70,7 @@ func checkScanners(t *testing.T, b []byte) {
 	}
 }
 
-func mustUnquote(t *testing.T, contents []byte) string {
+func mustUnquote(t testing.TB, contents []byte) string {
 	t.Helper()
 	v, err := decodeStd(append([]byte{'"'}, contents...))
 	if err != nil {
