@@ -220,6 +220,30 @@ var middlewareFlows = []struct {
 			f.t.Errorf("handler ran %d times, want 1", n)
 		}
 	}},
+	{"MalformedEvent", func(f *flow) {
+		// The key is picked out without validating the event; the
+		// decoding that fails on a new key releases it, and a duplicate
+		// gets the decoding error instead of the stored response.
+		h := f.wrap()
+		const malformed = `{"who": tru, "id": "1"}`
+		var syntaxErr *json.SyntaxError
+		f.reqs.take()
+		if resp, err := h.Invoke(context.Background(), []byte(malformed)); !errors.As(err, &syntaxErr) {
+			f.t.Fatalf("malformed event with a new key = %s, %v; want a *json.SyntaxError", resp, err)
+		}
+		f.reqs.want(f.t, "a malformed event with a new key", map[string]int{"PutItem": 1, "DeleteItem": 1})
+		if resp, err := f.invoke(h, order{ID: "1", Who: "first"}); err != nil || resp != `{"who":"first"}` {
+			f.t.Fatalf("the key after a malformed event = %s, %v; want it free", resp, err)
+		}
+		f.reqs.take()
+		if resp, err := h.Invoke(context.Background(), []byte(malformed)); !errors.As(err, &syntaxErr) {
+			f.t.Fatalf("malformed duplicate = %s, %v; want a *json.SyntaxError, not the replay", resp, err)
+		}
+		f.reqs.want(f.t, "a malformed duplicate", f.dupRequests())
+		if n := f.calls.Load(); n != 1 {
+			f.t.Errorf("handler ran %d times, want 1", n)
+		}
+	}},
 	{"HandlerErrorReleases", func(f *flow) {
 		h := f.wrap()
 		f.reqs.take()
