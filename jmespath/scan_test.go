@@ -2,6 +2,8 @@ package jmespath
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -106,4 +108,47 @@ func FuzzScanners(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkScanners(t, b) })
+}
+
+// The members of an object, as findField and nextField walk them: compact
+// and indented, with duplicate keys (the last wins), escaped keys, every
+// kind of value before and after the one selected, and in a string for
+// powertools_json. Each search must agree with Search on the document
+// encoding/json decodes, also when the document is invalid.
+func TestFindFieldMembers(t *testing.T) {
+	objects := []string{
+		`{"a":1,"k":"v","b":[1,{"k":2}],"c":{"k":3},"d":true,"e":null,"f":-1.5e3}`,
+		`{"k":1,"k":"two"}`,
+		`{"k":{"k":1},"x":2,"k":{"k":3}}`,
+		`{"\u006b":"escaped","kk":1,"k\"":2}`,
+		`{"k":"first","\u006b":"escaped last"}`,
+		"{\n  \"a\": 1,\n  \"k\": \"v\",\n  \"b\": [1, {\"k\": 2}]\n}",
+		"{ \"a\" : 1 , \"k\" : [ 0 , 1 ] }",
+		`{"k":1,}`, `{"k":1 "a":2}`, `{"a":1,"k":}`, `{"a""k":1}`, `{"a":1,"k":1`, `{"k":"\x"}`,
+		`{"a":[1,2,],"k":1}`, `{"a":tru,"k":1}`, `{"a":01,"k":1}`, `{"k":1}}`,
+	}
+	exprs := []string{"k", "k.k", "k[1]", "missing", "b[1].k", "powertools_json(body).k", "powertools_json(body).k.k"}
+	for _, obj := range objects {
+		quoted, _ := json.Marshal(obj)
+		for _, doc := range []string{obj, `{"body":` + string(quoted) + `}`} {
+			data, decodeErr := decodeStd([]byte(doc))
+			for _, expr := range exprs {
+				e := MustCompile(expr)
+				var want any
+				var wantErr error = decodeErr
+				if decodeErr == nil {
+					want, wantErr = e.Search(data)
+				}
+				for _, search := range rawSearches(e) {
+					if search.name != "SearchJSON" && decodeErr != nil {
+						continue // the lax searches are unspecified on invalid JSON
+					}
+					got, gotErr := search.fn([]byte(doc))
+					if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+						t.Errorf("%s on %q: %s = %#v, %v; want %#v, %v", expr, doc, search.name, got, gotErr, want, wantErr)
+					}
+				}
+			}
+		}
+	}
 }

@@ -202,48 +202,23 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 		return noMatch(rest)
 	}
 	for {
-		if uint(i) >= uint(len(b)) || b[i] != '"' {
+		var match bool
+		if i, match = nextField(b, i, r.depth, st.name, st.ascii); i < 0 {
 			return nil, false
 		}
-		keyEnd, match := -1, false
-		if st.ascii {
-			// Most keys have no escape. Decoding such a key keeps its
-			// ASCII bytes and turns the others into non-ASCII
-			// characters: it decodes to an ASCII name exactly when its
-			// bytes are the name, with no UTF-8 check.
-			if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
-				keyEnd, match = k+1, k-i-1 == len(st.name) && string(b[i+1:k]) == st.name
+		r.i = i
+		if !match {
+			if !found {
+				return noMatch(rest)
 			}
+			return result, true
 		}
-		if keyEnd < 0 {
-			keyEnd, match = keyMatch(b, i, st.name)
-		}
-		if keyEnd < 0 {
+		v, ok := r.find(rest)
+		if !ok {
 			return nil, false
 		}
-		// ": " in one step, as in skipObject; ",\n" and indentation
-		// below, with skipObject's nextIndented.
-		if i = keyEnd; i <= len(b)-3 && binary.LittleEndian.Uint16(b[i:i+2]) == ':'|' '<<8 && b[i+2] > ' ' {
-			i += 2
-		} else {
-			i = space(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return nil, false
-			}
-			i = space(b, i+1)
-		}
-		if match {
-			r.i = i
-			v, ok := r.find(rest)
-			if !ok {
-				return nil, false
-			}
-			result, found = v, true
-			i = space(b, r.i)
-		} else if i = skipMember(b, i, r.depth); i < 0 {
-			return nil, false
-		}
-		if i >= len(b) {
+		result, found = v, true
+		if i = space(b, r.i); i >= len(b) {
 			return nil, false
 		}
 		switch b[i] {
@@ -255,12 +230,84 @@ func (r *jsonReader) findField(st pathStep, rest []pathStep) (any, bool) {
 			i = space(b, i+1)
 		case '}':
 			r.i = i + 1
-			if !found {
-				return noMatch(rest)
-			}
 			return result, true
 		default:
 			return nil, false
+		}
+	}
+}
+
+// nextField walks the members of an object at depth from the key at b[i],
+// skipping those whose key is not name, and returns the index of the value
+// of the first whose key is (match), or the index past the object's '}'
+// (no match), or -1 when the text is invalid. It is findField's loop over
+// members, apart so that its few values stay in registers across the
+// calls that skip values: in findField's body, with the result and the
+// rest of the path live, they were spilled and reloaded around each call.
+// The members are skipped as in skipObject.
+//
+// ascii is set when name is all ASCII: a key without escapes then matches
+// it only as the same bytes, with no UTF-8 check.
+func nextField(b []byte, i, depth int, name string, ascii bool) (next int, match bool) {
+	for {
+		if uint(i) >= uint(len(b)) || b[i] != '"' {
+			return -1, false
+		}
+		keyEnd := -1
+		if ascii {
+			// Most keys have no escape. Decoding such a key keeps its
+			// ASCII bytes and turns the others into non-ASCII
+			// characters: it decodes to an ASCII name exactly when its
+			// bytes are the name.
+			if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
+				keyEnd, match = k+1, k-i-1 == len(name) && string(b[i+1:k]) == name
+			}
+		}
+		if keyEnd < 0 {
+			if keyEnd, match = keyMatch(b, i, name); keyEnd < 0 {
+				return -1, false
+			}
+		}
+		// ": " in one step, as in skipObject; ",\n" and indentation
+		// below, with skipObject's nextIndented.
+		if i = keyEnd; i <= len(b)-3 && binary.LittleEndian.Uint16(b[i:i+2]) == ':'|' '<<8 && b[i+2] > ' ' {
+			i += 2
+		} else {
+			i = space(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return -1, false
+			}
+			i = space(b, i+1)
+		}
+		if match {
+			return i, true
+		}
+		if uint(i) < uint(len(b)) && b[i] == '"' {
+			if k := nextStop(b, i+1); uint(k) < uint(len(b)) && b[k] == '"' {
+				i = k + 1
+			} else {
+				i = stringEnd(b, k)
+			}
+		} else {
+			i = skipValue(b, i, depth)
+		}
+		if i < 0 {
+			return -1, false
+		}
+		if j := nextIndented(b, i); j > 0 {
+			i = j
+			continue
+		}
+		if i = space(b, i); i >= len(b) {
+			return -1, false
+		}
+		switch b[i] {
+		case ',':
+			i = space(b, i+1)
+		case '}':
+			return i + 1, false
+		default:
+			return -1, false
 		}
 	}
 }
