@@ -156,7 +156,8 @@ func unescapeRun(d, s []byte) (read, written int) {
 			// string value, \",\" between a string value and the next
 			// key: both escapes are taken in one step.
 			if v := binary.LittleEndian.Uint32(t[k+1 : k+5]); v&0xffff00ff == '"'|'\\'<<16|'"'<<24 && (byte(v>>8) == ':' || byte(v>>8) == ',') {
-				binary.LittleEndian.PutUint32(u[k:k+4], v&0xffff|'"'<<16)
+				binary.LittleEndian.PutUint16(u[k:k+2], uint16(v))
+				u[k+2] = '"'
 				i += k + 5
 				n += k + 3
 				continue

@@ -221,20 +221,34 @@ func skipArray(b []byte, i, depth int) int {
 	}
 }
 
-// numberEnd returns the index past the JSON number at b[i], or -1.
+// numberEnd returns the index past the JSON number at b[i], or -1. Most
+// numbers in events are integers, which one test of the byte after their
+// digits sends back; fractions and exponents are checked apart.
 func numberEnd(b []byte, i int) int {
-	if i < len(b) && b[i] == '-' {
+	if uint(i) < uint(len(b)) && b[i] == '-' {
 		i++
 	}
-	switch {
-	case i < len(b) && b[i] == '0':
+	if uint(i) >= uint(len(b)) {
+		return -1
+	}
+	switch c := b[i]; {
+	case c == '0':
 		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+	case c >= '1' && c <= '9':
 		i = digitsEnd(b, i+1)
 	default:
 		return -1
 	}
-	if i < len(b) && b[i] == '.' {
+	if uint(i) < uint(len(b)) && (b[i] == '.' || b[i]|0x20 == 'e') {
+		return fractionEnd(b, i)
+	}
+	return i
+}
+
+// fractionEnd is numberEnd from the '.', 'e' or 'E' at b[i] after the
+// integer part.
+func fractionEnd(b []byte, i int) int {
+	if b[i] == '.' {
 		if i+1 >= len(b) || !isDigit(b[i+1]) {
 			return -1
 		}

@@ -126,6 +126,10 @@ func TestFindFieldMembers(t *testing.T) {
 		"{ \"a\" : 1 , \"k\" : [ 0 , 1 ] }",
 		`{"k":1,}`, `{"k":1 "a":2}`, `{"a":1,"k":}`, `{"a""k":1}`, `{"a":1,"k":1`, `{"k":"\x"}`,
 		`{"a":[1,2,],"k":1}`, `{"a":tru,"k":1}`, `{"a":01,"k":1}`, `{"k":1}}`,
+		// Numbers, as numberEnd and fractionEnd cross them.
+		`{"a":-0,"b":0.5e-3,"c":1E+2,"d":-12.75,"e":7e9,"k":[0,-1,2.5]}`,
+		`{"a":1.,"k":1}`, `{"a":1e,"k":1}`, `{"a":1e+,"k":1}`, `{"a":-,"k":1}`, `{"a":.5,"k":1}`,
+		`{"a":1.5e,"k":1}`, `{"a":-01,"k":1}`, `{"a":1x,"k":1}`, `{"k":-}`, `{"k":12`, `{"k":1.`,
 	}
 	exprs := []string{"k", "k.k", "k[1]", "missing", "b[1].k", "powertools_json(body).k", "powertools_json(body).k.k"}
 	for _, obj := range objects {
