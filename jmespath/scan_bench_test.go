@@ -86,13 +86,22 @@ func BenchmarkScanHTTPAPIEvent(b *testing.B) {
 var compactBody = []byte(`"{\"order_id\":\"ord-000000000000\",\"customer_id\":\"cus_8f3a2b1c\",\"amount\":4200,\"currency\":\"EUR\",\"items\":[{\"sku\":\"SKU-1\",\"qty\":2},{\"sku\":\"SKU-7\",\"qty\":1}]}"`)
 
 // BenchmarkPowertoolsJSONStep is the two halves of a powertools_json step
-// on compactBody: decoding the string, and scanning the document in it.
+// on compactBody, decoding the string and scanning the document in it, and
+// the quoted scan that does both in one.
 func BenchmarkPowertoolsJSONStep(b *testing.B) {
 	b.Run("appendString", func(b *testing.B) {
 		var buf [512]byte
 		for b.Loop() {
 			if _, end := appendString(buf[:0], compactBody, 1); end != len(compactBody) {
 				b.Fatal(end)
+			}
+		}
+	})
+	b.Run("findQuoted", func(b *testing.B) {
+		steps := MustCompile("order_id").path
+		for b.Loop() {
+			if _, _, ok := findQuoted(compactBody, 1, steps); !ok {
+				b.Fatal("gave up")
 			}
 		}
 	})

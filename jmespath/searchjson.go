@@ -158,6 +158,10 @@ func (r *jsonReader) find(steps []pathStep) (any, bool) {
 		if c != '"' {
 			return nil, false
 		}
+		if v, end, ok := findQuoted(r.b, r.i+1, steps[1:]); ok {
+			r.i = end
+			return v, true
+		}
 		// The string is decoded into a buffer on the stack when it fits:
 		// the document in it is only read, and what is selected from it
 		// is copied out.
