@@ -158,13 +158,14 @@ func (r *jsonReader) find(steps []pathStep) (any, bool) {
 		if c != '"' {
 			return nil, false
 		}
+		// Most such documents are scanned in the string (scanquoted.go).
 		if v, end, ok := findQuoted(r.b, r.i+1, steps[1:]); ok {
 			r.i = end
 			return v, true
 		}
-		// The string is decoded into a buffer on the stack when it fits:
-		// the document in it is only read, and what is selected from it
-		// is copied out.
+		// Otherwise the string is decoded into a buffer on the stack
+		// when it fits: the document in it is only read, and what is
+		// selected from it is copied out.
 		var buf [512]byte
 		text, ok := r.stringBytes(buf[:0])
 		if !ok {
