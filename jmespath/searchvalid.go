@@ -62,7 +62,11 @@ func findIn(b []byte, i int, steps []pathStep) (any, bool) {
 			return nil, false
 		}
 		// Nothing else validates the document inside the string, so it
-		// is scanned as SearchJSON scans a document.
+		// is scanned as SearchJSON scans a document: where it is, when it
+		// is quoted in the common way (findQuoted), else decoded first.
+		if v, end, ok := findQuoted(b, i+1, steps[1:]); ok && end == len(b) {
+			return v, true
+		}
 		var buf [512]byte
 		text, end := appendString(buf[:0], b, i+1)
 		if end != len(b) {
