@@ -125,6 +125,21 @@ var suiteCases = []struct {
 		s.mustAcquire(rec)
 		s.wantStored(rec)
 	}},
+	{"KeepsNoRecordItIsGiven", func(s *suite) {
+		// The middleware reuses the record it gave Acquire as the one it
+		// gives Complete (the Store contract): a store that kept the
+		// pointer would see its stored record change under it.
+		rec := s.inProgress("a", 5*time.Second)
+		want := *rec
+		s.mustAcquire(rec)
+		*rec = idempotency.Record{Key: "scribbled", Status: "SCRIBBLED", LeaseToken: "z", Response: []byte("z")}
+		s.wantStored(&want)
+		done := completed(&want, `{"n":1}`)
+		given := *done
+		s.complete(&given)
+		given.Status, given.Response, given.LeaseToken = "SCRIBBLED", []byte("z"), "z"
+		s.wantStored(done)
+	}},
 	{"AcquireRetriedReturnsOwnRecord", func(s *suite) {
 		// A retried request whose first answer was lost finds its own
 		// record, with its own token: the caller can tell that it holds
