@@ -191,8 +191,11 @@ func TestDeadlineDuringComplete(t *testing.T) {
 				idempotency.WithEventKey("id"),
 				idempotency.WithKeyPrefix(faultPrefix),
 				idempotency.WithLogger(slog.New(w.logs)))
-			w.proxy.Set(faultproxy.Rule{Fault: faultproxy.Latency, Op: completePut.Op, BodyContains: completePut.BodyContains, Times: 1, Delay: 600 * time.Millisecond})
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			// The deadline leaves the Acquire a second, which a loaded CI
+			// machine's moto needs (300 ms once ran out before the handler
+			// ran); the COMPLETED write is held past it.
+			w.proxy.Set(faultproxy.Rule{Fault: faultproxy.Latency, Op: completePut.Op, BodyContains: completePut.BodyContains, Times: 1, Delay: 1500 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			payload, _ := json.Marshal(faultEvent{ID: "late"})
 			out, err := h.Invoke(ctx, payload)

@@ -30,13 +30,13 @@ func (s *slowCompleteStore) Complete(ctx context.Context, rec *idempotency.Recor
 // way: the write is still made, so that a duplicate gets the replay and
 // the handler does not run twice.
 func TestDeadlinePassesDuringComplete(t *testing.T) {
-	store := &slowCompleteStore{Store: idempotencytest.NewStore(), delay: 100 * time.Millisecond}
+	store := &slowCompleteStore{Store: idempotencytest.NewStore(), delay: 500 * time.Millisecond}
 	runs := 0
 	h := idempotency.Wrap(store, func(context.Context, map[string]string) (string, error) {
 		runs++
 		return "done", nil
 	}, idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("test"))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 	defer cancel()
 	if _, err := h.Invoke(ctx, []byte(`{"id":"1"}`)); err != nil {
 		t.Fatalf("call: %v", err)
