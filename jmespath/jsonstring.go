@@ -138,9 +138,7 @@ func unescapeRun(d, s []byte) (read, written int) {
 		t, u := s[i:i+12], d[n:n+11]
 		w := binary.LittleEndian.Uint64(t)
 		binary.LittleEndian.PutUint64(u, w)
-		// Stop at bytes >= 0x80 too: stringStops(w) | w&highs, which
-		// simplifies to this, as in scanString.
-		m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs
+		m := stringStopsOrHigh(w) // bytes >= 0x80 need decoding too
 		if m == 0 {
 			i += 8
 			n += 8

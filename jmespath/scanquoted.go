@@ -2,8 +2,6 @@ package jmespath
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"unicode/utf8"
 )
 
@@ -244,21 +242,6 @@ func quotedStringEnd(b []byte, i int) (end int, plain bool) {
 			i += n
 		}
 	}
-}
-
-// nextStopOrHigh returns the index of the first stop byte (see
-// stringStops) or byte >= 0x80 at or after b[i], or len(b).
-func nextStopOrHigh(b []byte, i int) int {
-	for ; i <= len(b)-8; i += 8 {
-		w := binary.LittleEndian.Uint64(b[i : i+8])
-		if m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for i < len(b) && b[i] >= ' ' && b[i] != '"' && b[i] != '\\' && b[i] < utf8.RuneSelf {
-		i++
-	}
-	return i
 }
 
 // quotedEscapeLen returns the length of the escapes at b[i], a backslash

@@ -69,6 +69,27 @@ func nextStop(b []byte, i int) int {
 	return i
 }
 
+// stringStopsOrHigh is stringStops that also marks the bytes >= 0x80,
+// stringStops(w) | w&highs simplified: for the loops that decode a string
+// or check its UTF-8, which must stop there.
+func stringStopsOrHigh(w uint64) uint64 {
+	return (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs
+}
+
+// nextStopOrHigh returns the index of the first stop byte (see
+// stringStops) or byte >= 0x80 at or after b[i], or len(b).
+func nextStopOrHigh(b []byte, i int) int {
+	for ; i <= len(b)-8; i += 8 {
+		if m := stringStopsOrHigh(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && b[i] >= ' ' && b[i] != '"' && b[i] != '\\' && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
 // escapedStringEnd is stringEnd from a stop byte at b[i] that is not the
 // closing quote: a backslash, or a control byte that makes it invalid.
 func escapedStringEnd(b []byte, i int) int {
@@ -131,25 +152,10 @@ func scanString(b []byte, i int) (end int, plain bool) {
 	start := i
 	escaped, high := false, false
 	for {
-		s := b[i:]
-		for len(s) >= 8 {
-			// Stop at bytes >= 0x80 too: stringStops(w) | w&highs, which
-			// simplifies to this.
-			w := binary.LittleEndian.Uint64(s)
-			if m := (((w ^ (ones * 0x02)) - ones*0x21) | ((w ^ (ones * '\\')) - ones) | w) & highs; m != 0 {
-				s = s[bits.TrailingZeros64(m)>>3:]
-				break
-			}
-			s = s[8:]
-		}
-		for len(s) > 0 && s[0] >= ' ' && s[0] != '"' && s[0] != '\\' && s[0] < utf8.RuneSelf {
-			s = s[1:]
-		}
-		if len(s) == 0 {
+		if i = nextStopOrHigh(b, i); i >= len(b) {
 			return -1, false
 		}
-		i = len(b) - len(s)
-		switch c := s[0]; {
+		switch c := b[i]; {
 		case c == '"':
 			plain = !escaped && (!high || utf8.Valid(b[start:i]))
 			return i + 1, plain
