@@ -158,20 +158,9 @@ func (r *jsonReader) find(steps []pathStep) (any, bool) {
 		if c != '"' {
 			return nil, false
 		}
-		// Most such documents are scanned in the string (scanquoted.go).
-		if v, end, ok := findQuoted(r.b, r.i+1, steps[1:]); ok {
-			r.i = end
-			return v, true
-		}
-		// Otherwise the string is decoded into a buffer on the stack
-		// when it fits: the document in it is only read, and what is
-		// selected from it is copied out.
-		var buf [512]byte
-		text, ok := r.stringBytes(buf[:0])
-		if !ok {
-			return nil, false
-		}
-		return scanDoc(text, steps[1:])
+		v, end, ok := findInString(r.b, r.i+1, steps[1:])
+		r.i = end
+		return v, ok
 	case st.kind == stepField && c == '{', st.kind == stepIndex && c == '[':
 		if r.depth++; r.depth > maxJSONDepth {
 			return nil, false
@@ -392,13 +381,22 @@ func isPlain(s string) bool {
 	return true
 }
 
-// stringBytes appends the value of the string at r.i to buf and moves
-// past it.
-func (r *jsonReader) stringBytes(buf []byte) ([]byte, bool) {
-	v, end := appendString(buf, r.b, r.i+1)
-	if end < 0 {
-		return nil, false
+// findInString applies steps to the JSON document held in the string
+// whose contents start at b[i], a powertools_json step, and returns the
+// index past the string. Nothing else validates that document, so it is
+// always scanned in full, whichever search asked. Most such documents are
+// scanned in the string (scanquoted.go); any other is decoded into a buffer
+// on the stack when it fits: the document in it is only read, and what is
+// selected from it is copied out.
+func findInString(b []byte, i int, steps []pathStep) (v any, end int, ok bool) {
+	if v, end, ok := findQuoted(b, i, steps); ok {
+		return v, end, true
 	}
-	r.i = end
-	return v, true
+	var buf [512]byte
+	text, end := appendString(buf[:0], b, i)
+	if end < 0 {
+		return nil, -1, false
+	}
+	v, ok = scanDoc(text, steps)
+	return v, end, ok
 }

@@ -61,18 +61,8 @@ func findIn(b []byte, i int, steps []pathStep) (any, bool) {
 		if c != '"' {
 			return nil, false
 		}
-		// Nothing else validates the document inside the string, so it
-		// is scanned as SearchJSON scans a document: where it is, when it
-		// is quoted in the common way (findQuoted), else decoded first.
-		if v, end, ok := findQuoted(b, i+1, steps[1:]); ok && end == len(b) {
-			return v, true
-		}
-		var buf [512]byte
-		text, end := appendString(buf[:0], b, i+1)
-		if end != len(b) {
-			return nil, false
-		}
-		return scanDoc(text, steps[1:])
+		v, end, ok := findInString(b, i+1, steps[1:])
+		return v, ok && end == len(b)
 	case st.kind == stepField && c == '{':
 		if b[len(b)-1] != '}' {
 			return nil, false
