@@ -48,10 +48,6 @@ type pathStep struct {
 	// matches it only as the same bytes, which findField can tell without
 	// checking the key's UTF-8.
 	ascii bool
-	// plain is set when name is ASCII with no quote, backslash or control
-	// byte: a key matches it exactly when the key has no escape and the
-	// same bytes, or has escapes and more bytes (see keyIs).
-	plain bool
 }
 
 // planPath returns the steps of an expression that SearchJSON can answer by
@@ -104,7 +100,7 @@ func appendPath(t *tree, steps []pathStep, n *node) ([]pathStep, bool) {
 	case nCurrent:
 	case nField:
 		name := t.name(n)
-		steps = append(steps, pathStep{kind: stepField, name: name, ascii: isASCII(name), plain: isPlain(name)})
+		steps = append(steps, pathStep{kind: stepField, name: name, ascii: isASCII(name)})
 	case nSubexpr:
 		for i := n.left; i != 0; i = t.nodes[i].next {
 			if steps, ok = appendPath(t, steps, &t.nodes[i]); !ok {
@@ -364,17 +360,6 @@ func keyMatch(b []byte, i int, name string) (end int, match bool) {
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// isPlain reports whether s is ASCII with no quote, backslash or control
-// byte: the text of a JSON string that is its own value.
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c == '"' || c == '\\' || c >= utf8.RuneSelf {
 			return false
 		}
 	}

@@ -97,6 +97,7 @@ func TestSearchJSONValues(t *testing.T) {
 		{"a", `{"a":{"s":"}{][\"]"},"x":{"t":["}",{"u":"{{"}]},"y":[[],{}]}`, map[string]any{"s": `}{]["]`}},
 		{"y", `{"a":{"s":"}{][\"]"},"x":{"t":["}",{"u":"{{"}]},"y":[[],{}]}`, []any{[]any{}, map[string]any{}}},
 		{`"k\"y"`, `{"k\"y":1,"k\u0022y":2,"pad":"0123456789abcdef"}`, json.Number("2")},
+		{`"a\\b"`, `{"a\\b":1,"ab":2,"a\u005cb":3,"a\b":4,"pad":"0123456789abcdef"}`, json.Number("3")},
 		{"n", `{"n":-1.5e+3,"t":true,"f":false,"z":null}`, json.Number("-1.5e+3")},
 		{"z", `{"n":-1.5e+3,"t":true,"f":false,"z":null}`, nil},
 		{"t", "{\"n\":-1.5e+3,\"t\":true\r\n,\"f\":false\t}", true},

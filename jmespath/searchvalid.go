@@ -127,14 +127,16 @@ func findFieldBack(b []byte, open int, st pathStep, rest []pathStep) (any, bool)
 }
 
 // keyIs reports whether the key b[ks:q+1], with escapes or not, decodes to
-// st.name. A key without escapes is its own value; one with escapes decodes
-// to fewer bytes than it has.
+// st.name. For an ASCII name two cases need no decoding: a key without
+// escapes matches only as the same bytes (its other bytes decode to
+// non-ASCII text), and a key with escapes only if it has more bytes than
+// the name, since each escape decodes to fewer bytes than it takes.
 func keyIs(b []byte, ks, q int, escaped bool, st pathStep) bool {
 	n := q - ks - 1
-	if st.plain && !escaped {
+	if st.ascii && !escaped {
 		return n == len(st.name) && string(b[ks+1:q]) == st.name
 	}
-	if st.plain && n <= len(st.name) {
+	if st.ascii && n <= len(st.name) {
 		return false
 	}
 	_, match := keyMatch(b, ks, st.name)
