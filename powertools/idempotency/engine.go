@@ -110,12 +110,10 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			if err := e.eventError(payload); err != nil {
 				return result{key: key}, err
 			}
-		}
-		if existing.live(now) && existing.Status == StatusUncertain {
-			resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
-			return result{response: resp, key: key, replayed: !ran}, err
-		}
-		if existing.live(now) {
+			if existing.Status == StatusUncertain {
+				resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
+				return result{response: resp, key: key, replayed: !ran}, err
+			}
 			resp, err := e.duplicate(ctx, key, existing, hash)
 			return result{response: resp, key: key, replayed: true}, err
 		}
