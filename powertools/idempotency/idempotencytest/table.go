@@ -96,18 +96,16 @@ func (t *table) find(key string) (int32, bool) {
 	t.init()
 	h := t.hash(t.seed, key)
 	i, taken := t.index[h]
-	if taken && string(t.keyBytes(t.slot(i))) == key {
-		t.recent.key, t.recent.slot = key, i
-		return i, true
+	found := taken && string(t.keyBytes(t.slot(i))) == key
+	if taken && !found {
+		i, found = t.overflow[key]
 	}
-	if taken {
-		if i, ok := t.overflow[key]; ok {
-			t.recent.key, t.recent.slot = key, i
-			return i, true
-		}
+	if !found {
+		t.missed.key, t.missed.hash, t.missed.taken = key, h, taken
+		return 0, false
 	}
-	t.missed.key, t.missed.hash, t.missed.taken = key, h, taken
-	return 0, false
+	t.recent.key, t.recent.slot = key, i
+	return i, true
 }
 
 // get returns the packed record of key, valid until the table changes.
