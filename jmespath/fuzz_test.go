@@ -88,13 +88,20 @@ func FuzzSearch(f *testing.F) {
 	})
 }
 
-func FuzzSearchJSON(f *testing.F) {
+// seedSearches seeds a fuzz target taking an expression and a document
+// with the compliance cases and every pair of fuzzExpressions and
+// fuzzEvents.
+func seedSearches(f *testing.F) {
 	seedFromCompliance(f, func(c namedCase) { f.Add(c.Expression, []byte(c.given)) })
 	for _, e := range fuzzExpressions {
 		for _, d := range fuzzEvents {
 			f.Add(e, []byte(d))
 		}
 	}
+}
+
+func FuzzSearchJSON(f *testing.F) {
+	seedSearches(f)
 	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
 		e, err := Compile(expr)
 		if err != nil {
@@ -123,12 +130,7 @@ func FuzzSearchJSON(f *testing.F) {
 // documents, and on any input that it neither panics nor hangs, and that
 // ValidJSON agrees with json.Valid.
 func FuzzSearchValidJSON(f *testing.F) {
-	seedFromCompliance(f, func(c namedCase) { f.Add(c.Expression, []byte(c.given)) })
-	for _, e := range fuzzExpressions {
-		for _, d := range fuzzEvents {
-			f.Add(e, []byte(d))
-		}
-	}
+	seedSearches(f)
 	f.Add("body", apiEvent)
 	f.Add("a", []byte(`{"a":"x\\","b":"\\\"","a":{"c":["}",{"d":"{"}]}}`))
 	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
