@@ -23,6 +23,7 @@ var (
 	ErrInProgress        = errors.New("idempotency: another invocation with the same key is in progress")
 	ErrPayloadConflict   = errors.New("idempotency: the payload differs from the one stored for this key")
 	ErrMissingKey        = errors.New("idempotency: the idempotency key is missing from the event")
+	ErrInvalidEvent      = errors.New("idempotency: the event cannot be read with one meaning")
 	ErrPersistence       = errors.New("idempotency: the store failed")
 	ErrCorruptedRecord   = errors.New("idempotency: the stored record cannot be read")
 	ErrResponseNotStored = errors.New("idempotency: the handler succeeded but its response was too large to store")
@@ -67,6 +68,31 @@ func (e *MissingKeyError) Error() string {
 }
 
 func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
+
+// InvalidEventError is returned, before any store call and without running
+// the handler, when the event cannot be read with one meaning: it is not
+// JSON, an expression fails on it (as opposed to selecting nothing), an
+// object on the way to a selected value, or inside one, holds two member
+// names that encoding/json would fill one struct field from, or a wrapped
+// function's argument holds text that JSON cannot encode faithfully. See
+// docs/security.md. Retrying the same event cannot succeed.
+type InvalidEventError struct {
+	// Expression is the key or payload-validation expression that was
+	// being evaluated, or "" when the whole event or argument is at fault.
+	Expression string
+	Err        error
+}
+
+func (e *InvalidEventError) Error() string {
+	if e.Expression == "" {
+		return fmt.Sprintf("idempotency: invalid event: %v", e.Err)
+	}
+	return fmt.Sprintf("idempotency: invalid event for %q: %v", e.Expression, e.Err)
+}
+
+func (e *InvalidEventError) Unwrap() error { return e.Err }
+
+func (e *InvalidEventError) Is(target error) bool { return target == ErrInvalidEvent }
 
 // PersistenceError wraps a store failure with the operation that failed.
 type PersistenceError struct {
