@@ -25,17 +25,26 @@ import (
 // Expired records are not deleted (DynamoDB's TTL deletes them late, too):
 // Get still returns them until a new Acquire takes the key.
 //
-// The zero value is an empty store ready to use. A Store is safe for
-// concurrent use.
+// A record too large for a DynamoDB item (over [DefaultMaxItemSize] bytes,
+// unless [Store.SetMaxItemSize] changes the limit) is refused with
+// [idempotency.ErrRecordTooLarge], as the DynamoDB store refuses it: the
+// middleware then completes the record without its response, and a
+// duplicate gets a [*idempotency.ResponseNotStoredError].
+//
+// The zero value is an empty store ready to use, with that limit. A Store
+// is safe for concurrent use.
 type Store struct {
-	mu      sync.Mutex
-	records table
-	counts  Counts
+	mu          sync.Mutex
+	records     table
+	counts      Counts
+	maxItemSize int // 0: DefaultMaxItemSize; negative: no limit
 }
 
 // Counts is how many times each method of a [Store] was called, whatever
-// its outcome. A test can use it to check that a path makes no request to
-// the store, as a local cache hit should.
+// its outcome, but for the calls the DynamoDB store refuses without a
+// request: a done context, an empty key, a record too large. A test can
+// use it to check that a path makes no request to the store, as a local
+// cache hit should.
 type Counts struct {
 	Acquire, Complete, Release, Get int
 }
@@ -49,7 +58,8 @@ var _ idempotency.Store = (*Store)(nil)
 // gives way when its Expiry is set and has passed, or when it is IN_PROGRESS
 // and its lease has passed (or it has none): the condition the DynamoDB
 // store sends. Otherwise the stored record is returned, or a
-// [*idempotency.CorruptedRecordError] when its status is unknown.
+// [*idempotency.CorruptedRecordError] when its status is unknown. A record
+// over the size limit gives [idempotency.ErrRecordTooLarge].
 func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -59,6 +69,9 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.checkSize("acquire", rec); err != nil {
+		return nil, err
+	}
 	s.counts.Acquire++
 	i, old, ok := s.records.lookup(rec.Key)
 	if ok && !old.replaceable(now) {
@@ -73,7 +86,8 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 
 // Complete replaces the record with rec when the stored one carries
 // rec.LeaseToken; otherwise, or when there is none, it returns
-// [idempotency.ErrLeaseLost].
+// [idempotency.ErrLeaseLost]. A record over the size limit gives
+// [idempotency.ErrRecordTooLarge] and leaves the stored one as it was.
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -83,6 +97,9 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.checkSize("complete", rec); err != nil {
+		return err
+	}
 	s.counts.Complete++
 	i, old, ok := s.records.lookup(rec.Key)
 	if !ok || string(old.leaseToken()) != rec.LeaseToken {

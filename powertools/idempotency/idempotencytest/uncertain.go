@@ -11,7 +11,8 @@ var _ idempotency.UncertainStore = (*Store)(nil)
 
 // Reclaim replaces the record rec.Key with rec when the stored record is
 // UNCERTAIN and carries token; otherwise it returns
-// [idempotency.ErrLeaseLost]. It is counted as an Acquire in
+// [idempotency.ErrLeaseLost]. A record over the size limit gives
+// [idempotency.ErrRecordTooLarge]. It is counted as an Acquire in
 // [Store.Counts]: it takes a key, as Acquire does.
 func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
 	if err := ctx.Err(); err != nil {
@@ -22,6 +23,9 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.checkSize("reclaim", rec); err != nil {
+		return err
+	}
 	s.counts.Acquire++
 	i, old, ok := s.records.lookup(rec.Key)
 	if !ok || string(old.status()) != string(idempotency.StatusUncertain) || string(old.leaseToken()) != token {

@@ -1,0 +1,65 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+)
+
+// A response too large for a DynamoDB item takes the same path on the
+// in-memory store as in production: the caller gets it, the record is
+// completed without it, and a duplicate gets *ResponseNotStoredError
+// without running the handler again.
+func TestResponseOverItemLimit(t *testing.T) {
+	tests := []struct {
+		name      string
+		size      int
+		storeOpts func(*idempotencytest.Store)
+		stored    bool // a duplicate replays the response
+	}{
+		{"Small", 1 << 10, nil, true},
+		{"500KB", 500 << 10, nil, false},
+		{"500KBNoLimit", 500 << 10, func(s *idempotencytest.Store) { s.SetMaxItemSize(0) }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := idempotencytest.NewStore()
+			if tt.storeOpts != nil {
+				tt.storeOpts(store)
+			}
+			calls := 0
+			big := strings.Repeat("x", tt.size)
+			h := idempotency.Wrap(store, func(context.Context, order) (string, error) {
+				calls++
+				return big, nil
+			}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"))
+			const event = `{"order_id":"o-1"}`
+			want := `"` + big + `"`
+
+			resp, err := h.Invoke(t.Context(), []byte(event))
+			if err != nil || string(resp) != want {
+				t.Fatalf("first call: %d bytes, %v; want the %d-byte response", len(resp), err, len(want))
+			}
+			resp, err = h.Invoke(t.Context(), []byte(event))
+			if calls != 1 {
+				t.Errorf("handler ran %d times, want 1", calls)
+			}
+			if tt.stored {
+				if err != nil || string(resp) != want {
+					t.Fatalf("duplicate: %d bytes, %v; want the stored response", len(resp), err)
+				}
+				return
+			}
+			if !errors.As(err, new(*idempotency.ResponseNotStoredError)) {
+				t.Fatalf("duplicate: %d bytes, %v; want *ResponseNotStoredError", len(resp), err)
+			}
+			if recs := store.Records(); len(recs) != 1 || recs[0].Status != idempotency.StatusComplete || !recs[0].ResponseOmitted {
+				t.Errorf("stored %d records, want one COMPLETE record with the response omitted", len(recs))
+			}
+		})
+	}
+}
