@@ -221,25 +221,25 @@ var middlewareFlows = []struct {
 		}
 	}},
 	{"MalformedEvent", func(f *flow) {
-		// The key is picked out without validating the event; the
-		// decoding that fails on a new key releases it, and a duplicate
-		// gets the decoding error instead of the stored response.
+		// An event that is not JSON is refused before any request, with
+		// a new key and with the key of a COMPLETE record alike: no
+		// record, no replay.
 		h := f.wrap()
 		const malformed = `{"who": tru, "id": "1"}`
-		var syntaxErr *json.SyntaxError
+		var invalid *idempotency.InvalidEventError
 		f.reqs.take()
-		if resp, err := h.Invoke(context.Background(), []byte(malformed)); !errors.As(err, &syntaxErr) {
-			f.t.Fatalf("malformed event with a new key = %s, %v; want a *json.SyntaxError", resp, err)
+		if resp, err := h.Invoke(context.Background(), []byte(malformed)); !errors.As(err, &invalid) {
+			f.t.Fatalf("malformed event with a new key = %s, %v; want an *idempotency.InvalidEventError", resp, err)
 		}
-		f.reqs.want(f.t, "a malformed event with a new key", map[string]int{"PutItem": 1, "DeleteItem": 1})
+		f.reqs.want(f.t, "a malformed event with a new key", map[string]int{})
 		if resp, err := f.invoke(h, order{ID: "1", Who: "first"}); err != nil || resp != `{"who":"first"}` {
 			f.t.Fatalf("the key after a malformed event = %s, %v; want it free", resp, err)
 		}
 		f.reqs.take()
-		if resp, err := h.Invoke(context.Background(), []byte(malformed)); !errors.As(err, &syntaxErr) {
-			f.t.Fatalf("malformed duplicate = %s, %v; want a *json.SyntaxError, not the replay", resp, err)
+		if resp, err := h.Invoke(context.Background(), []byte(malformed)); !errors.As(err, &invalid) {
+			f.t.Fatalf("malformed duplicate = %s, %v; want an *idempotency.InvalidEventError, not the replay", resp, err)
 		}
-		f.reqs.want(f.t, "a malformed duplicate", f.dupRequests())
+		f.reqs.want(f.t, "a malformed duplicate", map[string]int{})
 		if n := f.calls.Load(); n != 1 {
 			f.t.Errorf("handler ran %d times, want 1", n)
 		}

@@ -60,24 +60,16 @@ func ExampleExpression_SearchJSON() {
 	// r-1
 }
 
-// SearchValidJSON suits an event that is decoded later with
-// json.Unmarshal, which validates all of it: the search reads only what it
-// needs. Whatever answers without decoding checks the event with ValidJSON.
-func ExampleExpression_SearchValidJSON() {
-	event := []byte(`{"headers": {"x-request-id": "r-1"}, "body": "{\"order_id\": \"o-42\"}"}`)
-	expr := jmespath.MustCompile("powertools_json(body).order_id")
-
-	id, err := expr.SearchValidJSON(event)
-	fmt.Println(id, err)
-
-	var req struct{ Body string }
-	if err := json.Unmarshal(event, &req); err != nil {
-		panic(err) // a malformed event fails here, before it is used
-	}
-	fmt.Println(jmespath.ValidJSON(event), jmespath.ValidJSON(event[:10]))
+// SearchJSON refuses a document that a handler decoding it into a struct
+// could read otherwise: encoding/json fills OrderID `json:"order_id"` from
+// "ORDER_ID" too, so this event names two orders.
+func ExampleExpression_SearchJSON_ambiguous() {
+	event := []byte(`{"body": "{\"order_id\": \"A\", \"ORDER_ID\": \"B\"}"}`)
+	_, err := jmespath.MustCompile("powertools_json(body).order_id").SearchJSON(event)
+	var valueErr *jmespath.InvalidValueError
+	fmt.Println(errors.As(err, &valueErr), valueErr.Msg)
 	// Output:
-	// o-42 <nil>
-	// true false
+	// true ambiguous JSON
 }
 
 func Example_powertoolsJSON() {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"unicode/utf8"
+
+	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 // The functions of Powertools for AWS Lambda, with the meaning they have
@@ -18,14 +20,15 @@ var (
 	_              = builtin("powertools_base64_gzip", false, fnPowertoolsBase64Gzip, TypeString)
 )
 
-// fnPowertoolsJSON decodes JSON text, numbers as json.Number.
+// fnPowertoolsJSON decodes JSON text, numbers as json.Number, refusing
+// member names that encoding/json would take for one (see SearchJSON).
 func fnPowertoolsJSON(a []any) (any, error) {
-	text := []byte(a[0].(string))
-	if v, ok := parseJSON(text); ok {
-		return v, nil
-	}
-	v, err := decodeStd(text)
+	v, err := strictjson.Decode([]byte(a[0].(string)))
 	if err != nil {
+		var dupErr *strictjson.DuplicateNameError
+		if errors.As(err, &dupErr) {
+			return nil, &InvalidValueError{Function: "powertools_json", Msg: "ambiguous JSON", Err: err}
+		}
 		return nil, &InvalidValueError{Function: "powertools_json", Msg: "invalid JSON", Err: err}
 	}
 	return v, nil

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"testing"
+
+	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 // fuzzEvents are documents shaped like Lambda events, for the scanner.
@@ -116,8 +119,19 @@ func FuzzSearchJSON(f *testing.F) {
 			}
 			return
 		}
+		// A refusal of folded or repeated names is checked against
+		// encoding/json's struct decoding in internal/strictjson; Search
+		// refuses them too, in documents that powertools_json decodes, but
+		// in all of such a document, where SearchJSON looks only at the
+		// path.
+		if ambiguous(gotErr) {
+			return
+		}
 		want, wantErr := e.Search(data)
-		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+		if ambiguous(wantErr) {
+			return
+		}
+		if (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("%q on %q: SearchJSON error %v, Search error %v", expr, doc, gotErr, wantErr)
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -126,55 +140,24 @@ func FuzzSearchJSON(f *testing.F) {
 	})
 }
 
-// FuzzSearchValidJSON checks SearchValidJSON against SearchJSON on valid
-// documents, and on any input that it neither panics nor hangs, and that
-// ValidJSON agrees with json.Valid.
-func FuzzSearchValidJSON(f *testing.F) {
-	seedSearches(f)
-	f.Add("body", apiEvent)
-	f.Add("a", []byte(`{"a":"x\\","b":"\\\"","a":{"c":["}",{"d":"{"}]}}`))
-	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
-		e, err := Compile(expr)
-		if err != nil {
-			return
-		}
-		got, gotErr := e.SearchValidJSON(doc)
-		checkErrorType(t, gotErr)
-		valid := json.Valid(doc)
-		if ValidJSON(doc) != valid {
-			t.Fatalf("ValidJSON(%q) = %v, json.Valid = %v", doc, !valid, valid)
-		}
-		if !valid {
-			return
-		}
-		want, wantErr := e.SearchJSON(doc)
-		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
-			t.Fatalf("%q on %q: SearchValidJSON error %v, SearchJSON error %v", expr, doc, gotErr, wantErr)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q on %q: SearchValidJSON = %#v, SearchJSON = %#v", expr, doc, got, want)
-		}
-	})
+// ambiguous reports whether err is a refusal of member names that
+// encoding/json could read two ways.
+func ambiguous(err error) bool {
+	var dup *strictjson.DuplicateNameError
+	return errors.As(err, &dup)
 }
 
-// FuzzDecode checks this package's JSON reader against encoding/json: the
-// same documents valid, the same values decoded.
-func FuzzDecode(f *testing.F) {
-	for _, d := range fuzzEvents {
-		f.Add([]byte(d))
+// decodeStd decodes raw as the reference does: encoding/json with
+// UseNumber, refusing trailing data.
+func decodeStd(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
 	}
-	f.Add(apiEvent)
-	for _, d := range []string{`1e999`, `-0.0E-0`, `"\ud800\udc00\ud800x"`, "\"\xed\xa0\x80\"", `{"a":1,"a":[]}`, `[]`, ` { } `, `tru`, `"\u00"`} {
-		f.Add([]byte(d))
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON value")
 	}
-	f.Fuzz(func(t *testing.T, doc []byte) {
-		got, ok := parseJSON(doc)
-		want, err := decodeStd(doc)
-		if ok != (err == nil) {
-			t.Fatalf("%q: parseJSON ok=%v, encoding/json error %v", doc, ok, err)
-		}
-		if ok && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: parseJSON = %#v, encoding/json = %#v", doc, got, want)
-		}
-	})
+	return v, nil
 }

@@ -28,17 +28,7 @@ func (t *tree) eval(n *node, v any) (any, error) {
 	case nCurrent:
 		return v, nil
 	case nSubexpr:
-		var err error
-		for i := n.left; i != 0; {
-			c := &t.nodes[i]
-			if r, ok := t.field(c, v); ok {
-				v = r
-			} else if v, err = t.eval(c, v); err != nil {
-				return nil, err
-			}
-			i = c.next
-		}
-		return v, nil
+		return t.chain(n.left, v)
 	case nPipe:
 		l, err := t.eval(t.at(n.left), v)
 		if err != nil {
@@ -321,4 +311,20 @@ func copyValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// chain applies the elements of a subexpression from node i on, each to
+// the result of the one before.
+func (t *tree) chain(i int32, v any) (any, error) {
+	var err error
+	for i != 0 {
+		c := &t.nodes[i]
+		if r, ok := t.field(c, v); ok {
+			v = r
+		} else if v, err = t.eval(c, v); err != nil {
+			return nil, err
+		}
+		i = c.next
+	}
+	return v, nil
 }

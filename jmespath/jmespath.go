@@ -3,6 +3,8 @@ package jmespath
 import (
 	"fmt"
 	"math"
+
+	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 // Expression is a compiled JMESPath expression. It holds no mutable state:
@@ -10,8 +12,9 @@ import (
 type Expression struct {
 	src  string
 	tree tree
-	root *node      // tree.root(), kept for Search
-	path []pathStep // non-nil when SearchJSON can scan raw bytes
+	root *node             // tree.root(), kept for Search
+	path []strictjson.Step // non-nil when SearchJSON can follow a path in raw bytes
+	rest int32             // the element of the root chain evaluated after path, or 0
 }
 
 // Compile parses expr. It fails with a [*SyntaxError] for text that does
@@ -40,7 +43,8 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 		return nil, err
 	}
 	e = &Expression{src: expr, tree: t}
-	e.root, e.path = e.tree.root(), planPath(&e.tree)
+	e.root = e.tree.root()
+	e.path, e.rest = planPath(&e.tree)
 	return e, nil
 }
 

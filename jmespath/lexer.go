@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 type tokenKind uint8
@@ -291,7 +293,7 @@ func (lx *lexer) quoted() (token, error) {
 	}
 	t := token{kind: tQuoted, pos: int32(start), end: int32(lx.pos), val: -1}
 	if escaped || !isPlainJSONString(text) {
-		s, ok := unquoteJSON([]byte(`"` + text + `"`))
+		s, ok := unquoteJSON(`"` + text + `"`)
 		if !ok {
 			return token{}, lx.errorf(start, "invalid quoted identifier")
 		}
@@ -325,15 +327,22 @@ func (lx *lexer) literal() (token, error) {
 	if escaped {
 		text = strings.ReplaceAll(text, "\\`", "`")
 	}
-	v, ok := parseJSON([]byte(text))
-	if !ok {
-		s, sok := unquoteJSON([]byte(`"` + strings.TrimLeft(text, " \t\n\r") + `"`))
+	v, err := strictjson.Decode([]byte(text))
+	if err != nil {
+		s, sok := unquoteJSON(`"` + strings.TrimLeft(text, " \t\n\r") + `"`)
 		if !sok {
 			return token{}, lx.errorf(start, "invalid JSON literal")
 		}
 		v = s
 	}
 	return token{kind: tLiteral, pos: int32(start), end: int32(lx.pos), val: lx.keep(v)}, nil
+}
+
+// unquoteJSON decodes the JSON string q, quotes included.
+func unquoteJSON(q string) (string, bool) {
+	v, err := strictjson.Decode([]byte(q))
+	s, ok := v.(string)
+	return s, err == nil && ok
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -37,8 +37,8 @@ func isJSONNumber(s string) bool {
 	if s == "" || s[0] != '-' && !isDigit(s[0]) {
 		return false
 	}
-	r := jsonReader{b: []byte(s)}
-	return r.number() && r.i == len(s)
+	_, err := decodeStd([]byte(s))
+	return err == nil
 }
 
 func TestCompareFloatAndNumber(t *testing.T) {

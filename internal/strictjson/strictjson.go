@@ -119,13 +119,48 @@ func (e *TypeError) Error() string {
 // encoding/json could read two ways (see the package documentation) with a
 // [*DuplicateNameError].
 func Find(doc []byte, path []Step) (any, error) {
+	v, err := FindAll(doc, path)
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
+}
+
+// FindAll is [Find] for several paths, in one pass over doc: result i is
+// what paths[i] selects. It fails if any path fails, with the first error
+// met.
+func FindAll(doc []byte, paths ...[]Step) ([]any, error) {
+	qs := make([]query, len(paths))
+	set := make([]*query, len(paths))
+	for i, p := range paths {
+		qs[i].path = p
+		set[i] = &qs[i]
+	}
 	s := scanner{b: doc}
-	return s.document(path)
+	s.space()
+	if err := s.find(set, 0); err != nil {
+		return nil, err
+	}
+	if err := s.end(); err != nil {
+		return nil, err
+	}
+	// A path that needed a string and met none is reported only once
+	// all the text is known to be JSON: invalid text comes first.
+	for i := range qs {
+		if qs[i].err != nil {
+			return nil, qs[i].err
+		}
+	}
+	results := make([]any, len(qs))
+	for i := range qs {
+		results[i] = qs[i].result
+	}
+	return results, nil
 }
 
 // Decode validates and decodes doc, refusing any object with two names that
 // fold to one another (a [*DuplicateNameError]).
 func Decode(doc []byte) (any, error) {
 	s := scanner{b: doc}
-	return s.document(nil)
+	return s.document()
 }

@@ -1,6 +1,8 @@
 package strictjson
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -20,33 +22,77 @@ var stops = func() (t [256]bool) {
 // simple reports that its value is its bytes as they are: no escape, and
 // ASCII only, so no UTF-8 to check.
 func (s *scanner) skipString() (simple bool, err error) {
+	s.i, simple, err = s.stringEnd(s.i)
+	return simple, err
+}
+
+// stringEnd validates the string at b[i] and returns the index past its
+// closing quote, and whether its value is its bytes as they are.
+func (s *scanner) stringEnd(i int) (end int, simple bool, err error) {
 	b := s.b
-	i := s.i + 1
-	var high byte // OR of the bytes crossed: >= 0x80 when one is not ASCII
+	i++
+	var high uint64 // OR of the bytes crossed: a high bit set where one is not ASCII
 	escaped := false
 	for {
-		for i < len(b) && !stops[b[i]] {
-			high |= b[i]
-			i++
-		}
+		var h uint64
+		i, h = plainRun(b, i)
+		high |= h
 		if i >= len(b) {
-			return false, s.syntaxAt(i, "unexpected end of JSON input in a string")
+			return 0, false, s.syntaxAt(i, "unexpected end of JSON input in a string")
 		}
 		switch b[i] {
 		case '"':
-			s.i = i + 1
-			return !escaped && high < utf8.RuneSelf, nil
+			return i + 1, !escaped && high&highBits == 0, nil
 		case '\\':
 			escaped = true
 			n := escapeLen(b[i:])
 			if n == 0 {
-				return false, s.syntaxAt(i, "invalid escape in a string")
+				return 0, false, s.syntaxAt(i, "invalid escape in a string")
 			}
 			i += n
 		default:
-			return false, s.syntaxAt(i, "control character in a string")
+			return 0, false, s.syntaxAt(i, "control character in a string")
 		}
 	}
+}
+
+// plainRun returns the index of the first quote, backslash or control
+// byte at or after b[i], or len(b), and the OR of the bytes before it.
+func plainRun(b []byte, i int) (int, uint64) {
+	var high uint64
+	rest := b[i:]
+	for len(rest) >= 8 {
+		w := binary.LittleEndian.Uint64(rest)
+		if m := stops8(w); m != 0 {
+			n := bits.TrailingZeros64(m) / 8
+			return len(b) - len(rest) + n, high | w&(1<<(8*n)-1)
+		}
+		high |= w
+		rest = rest[8:]
+	}
+	for len(rest) > 0 && !stops[rest[0]] {
+		high |= uint64(rest[0])
+		rest = rest[1:]
+	}
+	return len(b) - len(rest), high
+}
+
+const (
+	ones     = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// stops8 is non-zero when one of the eight bytes of w is a quote, a
+// backslash or a control byte. It is the "has a byte less than n" test,
+// (x - n*ones) &^ x & highBits, twice: on w with each byte XORed with
+// 0x02, which maps '"' to 0x20 and control bytes to control bytes, taking
+// n = 0x21; and on w XORed with '\\', taking n = 1. Bytes of 0x80 and above
+// are never marked (the &^ w), and a borrow can only mark a byte above a
+// real mark, so the lowest mark is always a real one.
+func stops8(w uint64) uint64 {
+	quoteOrControl := (w ^ (ones * 0x02)) - ones*0x21
+	backslash := (w ^ (ones * '\\')) - ones
+	return (quoteOrControl | backslash) &^ w & highBits
 }
 
 // escapeLen returns the length of the valid escape at the start of e (a
@@ -165,22 +211,22 @@ func foldName(name string) string {
 	return string(out)
 }
 
-// sameFold reports whether name and want fold to the same name. ASCII
-// names of different lengths never do; other names may (the Kelvin sign
-// takes three bytes, the "k" it folds to one).
-func sameFold(name []byte, want string) bool {
-	if isASCII(name) && isASCII(want) {
-		if len(name) != len(want) {
+// sameFold reports whether a and b fold to the same name. ASCII names of
+// different lengths never do; other names may (the Kelvin sign takes three
+// bytes, the "k" it folds to one).
+func sameFold[A, B string | []byte](a A, b B) bool {
+	if isASCII(a) && isASCII(b) {
+		if len(a) != len(b) {
 			return false
 		}
-		for i := range name {
-			if upper(name[i]) != upper(want[i]) {
+		for i := 0; i < len(a); i++ {
+			if upper(a[i]) != upper(b[i]) {
 				return false
 			}
 		}
 		return true
 	}
-	return foldName(string(name)) == foldName(want)
+	return foldName(string(a)) == foldName(string(b))
 }
 
 func upper(c byte) byte {

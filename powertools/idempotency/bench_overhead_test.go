@@ -39,13 +39,13 @@ func BenchmarkMiddlewareOverhead(b *testing.B) {
 			switch path {
 			case "first_call":
 				h = idempotency.Wrap(idempotencytest.NewStore(), orderHandler,
-					idempotency.WithKeyPrefix("orders"), idempotency.WithEventKey("powertools_json(body).order_id"))
+					idempotency.WithKeyPrefix("orders"), idempotency.WithEventKey(benchKey), idempotency.WithPayloadValidation(benchValidation))
 			case "first_call_steady":
-				h, tick = steadyHandler(orderHandler, "powertools_json(body).order_id")
+				h, tick = steadyHandler(orderHandler, benchKey, idempotency.WithPayloadValidation(benchValidation))
 				order = func(i int) int { return i % steadyKeys }
 			case "replay":
 				h = idempotency.Wrap(idempotencytest.NewStore(), orderHandler,
-					idempotency.WithKeyPrefix("orders"), idempotency.WithEventKey("powertools_json(body).order_id"))
+					idempotency.WithKeyPrefix("orders"), idempotency.WithEventKey(benchKey), idempotency.WithPayloadValidation(benchValidation))
 				order = func(int) int { return 1 }
 				setOrder(1)
 				if _, err := h.Invoke(ctx, event); err != nil {

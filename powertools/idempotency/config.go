@@ -43,7 +43,7 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 		logger:       o.logger,
 		replayHook:   o.replayHook,
 		reconcile:    o.reconcile,
-		checkEvent:   kind == handlerKind,
+		encoded:      kind == funcKind,
 	}
 	if o.clock != nil {
 		e.now = o.clock

@@ -2,13 +2,13 @@ package idempotency
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/strictjson"
 	"github.com/gopowertools/lambda/jmespath"
 )
 
@@ -32,14 +32,11 @@ type engine struct {
 	cache        *cache        // nil: off
 	invoker      Invoker       // store as an Invoker, or nil
 	disabled     bool
-	// checkEvent is set for a Handler. Its events are searched with
-	// jmespath's SearchValidJSON, which trusts them to be JSON: the
-	// handler's decoding validates all of an event before it runs, and
-	// checking it twice on every first call would cost more than the rest
-	// of the middleware. An answer given without running the handler (a
-	// replay, any error) checks the event first (see eventError). A
-	// function wrapper's argument is JSON it has encoded itself.
-	checkEvent bool
+	// encoded is set for a function wrapper, whose payload is its
+	// argument as json.Marshal encoded it: JSON with one meaning, since
+	// nothing decodes it again. A Handler's event is read strictly (see
+	// selection).
+	encoded bool
 
 	leaseWarned atomic.Bool
 }
@@ -71,7 +68,11 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 
 // do runs fn under idempotency for the event payload.
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
-	key, err := e.key(ctx, payload)
+	keyValue, validated, err := e.read(payload)
+	if err != nil {
+		return result{}, err
+	}
+	key, err := e.key(ctx, keyValue)
 	if err != nil {
 		return result{}, err
 	}
@@ -79,13 +80,13 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		resp, err := fn(withoutKey(ctx), payload)
 		return result{response: resp}, unwrapEncode(err)
 	}
-	hash := e.payloadHash(payload)
+	hash, err := e.payloadHash(validated)
+	if err != nil {
+		return result{}, err
+	}
 
 	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
-		if err := e.eventError(payload); err != nil {
-			return result{}, err
-		}
 		cp := *rec // the hook gets its own copy, not the cache's
 		resp, err := e.replay(ctx, key, &cp, hash)
 		return result{response: resp, key: key, replayed: true}, err
@@ -99,7 +100,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		l.leaseEnd = rec.LeaseEnd
 		existing, err := e.store.Acquire(ctx, rec, now)
 		if err != nil {
-			return result{key: key}, e.eventErrorOr(payload, storeError("acquire", key, err))
+			return result{key: key}, storeError("acquire", key, err)
 		}
 		if existing == nil || (existing.Status == StatusInProgress && existing.LeaseToken == rec.LeaseToken) {
 			// Written, or written by an earlier try of this same request
@@ -107,9 +108,6 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			break
 		}
 		if existing.live(now) {
-			if err := e.eventError(payload); err != nil {
-				return result{key: key}, err
-			}
 			if existing.Status == StatusUncertain {
 				resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
 				return result{response: resp, key: key, replayed: !ran}, err
@@ -118,7 +116,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			return result{response: resp, key: key, replayed: true}, err
 		}
 		if attempt == acquireAttempts {
-			return result{key: key}, e.eventErrorOr(payload, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive})
+			return result{key: key}, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive}
 		}
 		now = e.now()
 	}
@@ -126,74 +124,95 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	return result{response: resp, key: key}, err
 }
 
-// key returns the idempotency key of payload, or "" when the event has none
-// and none is required. An expression that fails on the event (say,
-// powertools_json on a body that is not JSON) selects nothing.
-func (e *engine) key(ctx context.Context, payload []byte) (string, error) {
-	var err error
-	var v any
-	if e.keyExpr != nil {
-		v, err = e.keyExpr.SearchValidJSON(payload)
-	} else {
-		v, err = decodeJSON(payload)
-	}
-	if err == nil && !missing(v) {
-		var key string
-		if key, err = keyFor(e.prefix, v); err == nil {
-			return key, nil
+// read returns what the key expression (all of the payload, without one)
+// and the validation expression select in payload, or an
+// *InvalidEventError. A Handler's event is read by jmespath's SearchJSON,
+// or decoded whole, by one strict scanner that validates all of it and
+// refuses member names that the handler's struct decoding could read
+// otherwise than the search does, so that the key, the payload hash and
+// the handler see one request; the two expressions share one pass over
+// the event. A function wrapper's argument is json.Marshal's output,
+// decoded as it is.
+func (e *engine) read(payload []byte) (key, validated any, err error) {
+	if e.encoded || e.keyExpr == nil {
+		var doc any
+		if e.encoded {
+			doc, err = decodeJSON(payload)
+		} else {
+			doc, err = strictjson.Decode(payload)
 		}
+		if err != nil {
+			return nil, nil, &InvalidEventError{Expression: "@", Err: err}
+		}
+		if key = doc; e.keyExpr != nil {
+			if key, err = e.keyExpr.Search(doc); err != nil {
+				return nil, nil, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
+			}
+		}
+		if e.validation != nil {
+			if validated, err = e.validation.Search(doc); err != nil {
+				return nil, nil, &InvalidEventError{Expression: e.validation.String(), Err: err}
+			}
+		}
+		return key, validated, nil
 	}
-	expr := "@"
-	if e.keyExpr != nil {
-		expr = e.keyExpr.String()
+	exprs := []*jmespath.Expression{e.keyExpr}
+	if e.validation != nil {
+		exprs = append(exprs, e.validation)
+	}
+	values, err := jmespath.SearchJSONAll(payload, exprs...)
+	if err != nil {
+		// Name the expression that fails: on this path only, the event
+		// is read once more per expression.
+		for _, x := range exprs {
+			if _, xErr := x.SearchJSON(payload); xErr != nil {
+				return nil, nil, &InvalidEventError{Expression: x.String(), Err: xErr}
+			}
+		}
+		return nil, nil, &InvalidEventError{Expression: "@", Err: err}
+	}
+	if len(values) > 1 {
+		validated = values[1]
+	}
+	return values[0], validated, nil
+}
+
+// key returns the idempotency key for v, what the key expression selected,
+// or "" when that is no key and none is required.
+func (e *engine) key(ctx context.Context, v any) (string, error) {
+	if !missing(v) {
+		key, err := keyFor(e.prefix, v)
+		if err != nil {
+			return "", &InvalidEventError{Expression: exprText(e.keyExpr), Err: err}
+		}
+		return key, nil
 	}
 	if e.keyRequired {
-		return "", e.eventErrorOr(payload, &MissingKeyError{Expression: expr})
+		return "", &MissingKeyError{Expression: exprText(e.keyExpr)}
 	}
-	attrs := []any{"expression", expr}
-	if err != nil {
-		attrs = append(attrs, "error", err)
-	}
-	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", attrs...)
+	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", exprText(e.keyExpr))
 	return "", nil
 }
 
-// payloadHash returns the hash of the validated part of payload, or "" when
-// validation is off. A value that fails to evaluate hashes as null.
-func (e *engine) payloadHash(payload []byte) string {
+// payloadHash returns the hash of v, what the validation expression
+// selected (nothing hashes as null), or "" when validation is off.
+func (e *engine) payloadHash(v any) (string, error) {
 	if e.validation == nil {
-		return ""
-	}
-	v, err := e.validation.SearchValidJSON(payload)
-	if err != nil {
-		v = nil
+		return "", nil
 	}
 	h, err := hashValue(v)
 	if err != nil {
-		h, _ = hashValue(nil)
+		return "", &InvalidEventError{Expression: e.validation.String(), Err: err}
 	}
-	return h
+	return h, nil
 }
 
-// eventError returns the error json.Unmarshal gives on an event that is not
-// valid JSON, when the engine checks events (see checkEvent), or nil. Its
-// key was picked out without validating it, so such an event must get no
-// replay, nor any other answer that implies it was understood.
-func (e *engine) eventError(payload []byte) error {
-	if !e.checkEvent || jmespath.ValidJSON(payload) {
-		return nil
+// exprText is expr's source, or "@" for a nil expression: the whole event.
+func exprText(expr *jmespath.Expression) string {
+	if expr == nil {
+		return "@"
 	}
-	var v any
-	return json.Unmarshal(payload, &v)
-}
-
-// eventErrorOr is eventError, or err for a valid event: a malformed event
-// is reported before a failure that retrying it could not cure anyway.
-func (e *engine) eventErrorOr(payload []byte, err error) error {
-	if evErr := e.eventError(payload); evErr != nil {
-		return evErr
-	}
-	return err
+	return expr.String()
 }
 
 // leaseEnd is the invocation's deadline: past it Lambda has given up on the

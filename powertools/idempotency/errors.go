@@ -78,7 +78,8 @@ func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey
 // docs/security.md. Retrying the same event cannot succeed.
 type InvalidEventError struct {
 	// Expression is the key or payload-validation expression that was
-	// being evaluated, or "" when the whole event or argument is at fault.
+	// being evaluated ("@" for the whole event), or "" when a wrapped
+	// function's argument cannot be encoded faithfully.
 	Expression string
 	Err        error
 }

@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,6 +46,9 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		if err != nil {
 			return zero, fmt.Errorf("idempotency: encode the argument of %s: %w", name, err)
 		}
+		if replacedText(arg) {
+			return zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
+		}
 		var out Out
 		res, err := e.do(ctx, arg, func(ctx context.Context, _ []byte) ([]byte, error) {
 			var err error
@@ -65,4 +69,30 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		}
 		return stored, nil
 	}, nil
+}
+
+// replacedText reports whether arg, as json.Marshal wrote it, holds a
+// \ufffd escape. encoding/json writes one for each byte of invalid UTF-8
+// in a string, and writes a real U+FFFD as its UTF-8 bytes: the escape
+// marks text it could not encode, which would give arguments that differ
+// one key. (A MarshalJSON method that writes the escape itself is refused
+// too.)
+func replacedText(arg []byte) bool {
+	const escape = `\ufffd`
+	for i := 0; ; i++ {
+		j := bytes.Index(arg[i:], []byte(escape))
+		if j < 0 {
+			return false
+		}
+		i += j
+		// The backslash starts an escape unless an odd run of
+		// backslashes, escapes of their own, stands before it.
+		n := 0
+		for k := i - 1; k >= 0 && arg[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return true
+		}
+	}
 }

@@ -2,19 +2,19 @@ package idempotency_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/strictjson"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
-// TestMalformedEvent checks that an event that is not valid JSON gets the
-// decoding error on every path, never a replay or another answer, though
-// its key is picked out of it without validating it. The event below has
-// an order_id the key search finds, after a broken literal.
+// TestMalformedEvent checks that an event that is not valid JSON gets an
+// *InvalidEventError on every path, before any store call: never a replay,
+// another answer or a record. The event below has an order_id that a
+// search trusting the event would find, after a broken literal.
 func TestMalformedEvent(t *testing.T) {
 	const malformed = `{"amount": tru, "order_id":"o-1"}`
 	const valid = `{"order_id":"o-1","amount":5}`
@@ -27,7 +27,7 @@ func TestMalformedEvent(t *testing.T) {
 		wantState idempotency.Status // of keyOf("o-1") at the end; "" for none
 	}{
 		{
-			name:  "new key: taken, the decoding fails, released",
+			name:  "new key: no record",
 			event: malformed,
 		},
 		{
@@ -92,11 +92,16 @@ func TestMalformedEvent(t *testing.T) {
 				tt.seed(t, f)
 			}
 			runs := f.calls.Load()
+			before := f.store.Counts()
 
 			resp, err := f.invoke(t, tt.event)
-			var syntaxErr *json.SyntaxError
-			if !errors.As(err, &syntaxErr) {
-				t.Fatalf("Invoke = %q, %v; want a *json.SyntaxError", resp, err)
+			var invalid *idempotency.InvalidEventError
+			var syntaxErr *strictjson.SyntaxError
+			if !errors.As(err, &invalid) || !errors.As(err, &syntaxErr) {
+				t.Fatalf("Invoke = %q, %v; want an *InvalidEventError for a *strictjson.SyntaxError", resp, err)
+			}
+			if after := f.store.Counts(); after != before {
+				t.Errorf("store calls %+v, then %+v; want none", before, after)
 			}
 			if f.calls.Load() != runs || replays != 0 {
 				t.Errorf("handler runs %d, replays %d; want none", f.calls.Load()-runs, replays)

@@ -1,0 +1,302 @@
+package strictjson
+
+import "errors"
+
+// A query follows one path through the text and keeps what it selects.
+// The queries that meet at a value have all taken the same number of
+// steps, since each step goes one level down: into a member, an element
+// or a document held in a string. So a set of queries at a value shares
+// the index k of the step each takes next.
+type query struct {
+	path   []Step
+	result any
+	err    error // a step that needed a string met none: reported once the text has been read
+}
+
+// find takes the queries of set, at the value at s.i, each its step k, and
+// moves past the value. A query whose path ends here gets the value
+// decoded; the others go on into it, in the same pass.
+func (s *scanner) find(set []*query, k int) error {
+	var wholeArr, deeperArr [4]*query
+	whole, deeper := wholeArr[:0], deeperArr[:0]
+	for _, q := range set {
+		if len(q.path) == k {
+			whole = append(whole, q)
+		} else {
+			deeper = append(deeper, q)
+		}
+	}
+	if len(whole) > 0 {
+		v, err := s.value()
+		if err != nil {
+			return err
+		}
+		for _, q := range whole {
+			q.result = v
+		}
+		// A decoded value has no repeated or folded names left (value
+		// refuses them), so the deeper queries follow it there.
+		for _, q := range deeper {
+			if q.result, q.err = walk(v, q.path[k:], s.quoted); q.err != nil {
+				var dup *DuplicateNameError
+				if errors.As(q.err, &dup) {
+					return q.err
+				}
+			}
+		}
+		return nil
+	}
+	if s.i >= len(s.b) {
+		return s.syntax("unexpected end of JSON input")
+	}
+	// The queries whose step fits the value go in; the others select
+	// nothing, or need the string this is not.
+	c := s.b[s.i]
+	want := Member
+	switch c {
+	case '"':
+		want = Document
+	case '[':
+		want = Index
+	case '{':
+	default:
+		want = 255 // none
+	}
+	var inArr [4]*query
+	in := inArr[:0]
+	for _, q := range set {
+		if q.path[k].Kind == want {
+			in = append(in, q)
+			continue
+		}
+		nothing(q, k+1, c)
+	}
+	switch {
+	case len(in) == 0:
+		return s.skip()
+	case want == Document:
+		return s.findInString(in, k+1)
+	case want == Member:
+		return s.findMember(in, k)
+	}
+	return s.findElement(in, k)
+}
+
+// nothing sets the result of q, whose step k-1 selected nothing from the
+// value that starts with c: nothing, unless its path needs a string
+// later, or here (a Document step at k-1 on a value that is not one).
+func nothing(q *query, k int, c byte) {
+	q.result = nil
+	if q.path[k-1].Kind == Document {
+		q.err = &TypeError{Got: typeName(c)}
+		return
+	}
+	for _, st := range q.path[k:] {
+		if st.Kind == Document {
+			q.err = &TypeError{Got: "null"}
+			return
+		}
+	}
+}
+
+// findInString takes the queries of set, at step k, into the document held
+// in the string at s.i.
+func (s *scanner) findInString(set []*query, k int) error {
+	start := s.i
+	simple, err := s.skipString()
+	if err != nil {
+		return err
+	}
+	text := s.b[start+1 : s.i-1]
+	if !simple {
+		text = appendUnquoted(make([]byte, 0, len(text)), text)
+	}
+	inner := scanner{b: text, quoted: true}
+	inner.space()
+	if err := inner.find(set, k); err != nil {
+		return err
+	}
+	return inner.end()
+}
+
+// findMember takes the queries of set, each at a Member step k, into the
+// object at s.i. A member whose name folds to a query's name, other than
+// one exact match, is refused.
+func (s *scanner) findMember(set []*query, k int) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	// Per query: whether its member was met, and the first case variant
+	// of its name.
+	type seen struct {
+		found     bool
+		variant   string
+		variantAt int
+	}
+	var arr [4]seen
+	state := arr[:0]
+	if len(set) > len(arr) {
+		state = make([]seen, 0, len(set))
+	}
+	state = state[:len(set)]
+	var buf [64]byte
+	var subArr [4]*query
+	sub := subArr[:0]
+	for more := s.open('}'); more; {
+		at := s.i
+		key, err := s.name(buf[:0])
+		if err != nil {
+			return err
+		}
+		if err := s.colon(); err != nil {
+			return err
+		}
+		sub = sub[:0]
+		for j, q := range set {
+			name := q.path[k].Name
+			switch {
+			case string(key) == name:
+				if state[j].found {
+					return s.duplicate(at, name, name)
+				}
+				state[j].found = true
+				sub = append(sub, q)
+			case state[j].variant == "" && sameFold(key, name):
+				state[j].variant, state[j].variantAt = string(key), at
+			}
+		}
+		if len(sub) > 0 {
+			err = s.find(sub, k+1)
+		} else {
+			err = s.skip()
+		}
+		if err != nil {
+			return err
+		}
+		if more, err = s.next('}'); err != nil {
+			return err
+		}
+	}
+	s.depth--
+	for j, q := range set {
+		st := state[j]
+		switch name := q.path[k].Name; {
+		case st.variant != "" && st.found:
+			return s.duplicate(st.variantAt, st.variant, name)
+		case st.variant != "":
+			return &DuplicateNameError{Offset: st.variantAt, Quoted: s.quoted, Name: name, Variant: st.variant}
+		case !st.found:
+			nothing(q, k+1, '{')
+		}
+	}
+	return nil
+}
+
+// findElement takes the queries of set, each at an Index step k, into the
+// array at s.i.
+func (s *scanner) findElement(set []*query, k int) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	n := 0
+	var subArr [4]*query
+	sub := subArr[:0]
+	for more := s.open(']'); more; n++ {
+		sub = sub[:0]
+		for _, q := range set {
+			if q.path[k].Index == n {
+				sub = append(sub, q)
+			}
+		}
+		var err error
+		if len(sub) > 0 {
+			err = s.find(sub, k+1)
+		} else {
+			err = s.skip()
+		}
+		if err != nil {
+			return err
+		}
+		if more, err = s.next(']'); err != nil {
+			return err
+		}
+	}
+	s.depth--
+	for _, q := range set {
+		if q.path[k].Index >= n {
+			nothing(q, k+1, '[')
+		}
+	}
+	return nil
+}
+
+// walk follows steps in v, a value that this package decoded, in which no
+// object has two names that fold to one another. A name present only in a
+// case variant is still refused. quoted is where v was read, for errors.
+func walk(v any, steps []Step, quoted bool) (any, error) {
+	for i, st := range steps {
+		switch st.Kind {
+		case Member:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nothingAfter(steps[i+1:])
+			}
+			var found bool
+			if v, found = m[st.Name]; found {
+				continue
+			}
+			for name := range m {
+				if sameFold(name, st.Name) {
+					return nil, &DuplicateNameError{Offset: -1, Quoted: quoted, Name: st.Name, Variant: name}
+				}
+			}
+			return nothingAfter(steps[i+1:])
+		case Index:
+			a, ok := v.([]any)
+			if !ok || st.Index >= len(a) {
+				return nothingAfter(steps[i+1:])
+			}
+			v = a[st.Index]
+		case Document:
+			text, ok := v.(string)
+			if !ok {
+				return nil, &TypeError{Got: valueType(v)}
+			}
+			inner := scanner{b: []byte(text), quoted: true}
+			var err error
+			if v, err = inner.document(); err != nil {
+				return nil, err
+			}
+			quoted = true
+		}
+	}
+	return v, nil
+}
+
+// nothingAfter is what the rest of a path gives once a step has selected
+// nothing: nothing, unless a Document step needs a string there.
+func nothingAfter(rest []Step) (any, error) {
+	for _, st := range rest {
+		if st.Kind == Document {
+			return nil, &TypeError{Got: "null"}
+		}
+	}
+	return nil, nil
+}
+
+// valueType is the JSON type of a decoded value.
+func valueType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "number"
+}
