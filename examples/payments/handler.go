@@ -86,6 +86,11 @@ func (a *App) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 		resp := errorResponse(http.StatusConflict, "a payment for this order_id is being processed; retry later")
 		resp.Headers["Retry-After"] = strconv.Itoa(retryAfter(inProgress.LeaseEnd, a.now()))
 		return resp, nil
+	case errors.Is(err, idempotency.ErrInvalidEvent):
+		// Names that the decoding above reads as one field but a key
+		// search could read as two ("order_id" and "ORDER_ID"): the
+		// request means two things, and is refused before any record.
+		return errorResponse(http.StatusBadRequest, "the body names a field twice, perhaps in another letter case"), nil
 	case errors.Is(err, idempotency.ErrPayloadConflict):
 		return errorResponse(http.StatusUnprocessableEntity, "this order_id was already paid with another amount or currency"), nil
 	case errors.As(err, &providerErr):

@@ -130,6 +130,11 @@ func TestInvalidPayment(t *testing.T) {
 		"bad currency":     event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"euro"}`),
 		"unknown field":    event(`{"order_id":"o1","customer":"cus_1","ammount":1250,"currency":"EUR"}`),
 		"two values":       event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"} {}`),
+		// Accepted by parsePayment's struct decoding, refused by the
+		// middleware: the key and the charge would read two orders.
+		"order_id twice, in two cases": event(`{"order_id":"o1","ORDER_ID":"o2","customer":"cus_1","amount":1250,"currency":"EUR"}`),
+		"order_id in another case":     event(`{"Order_Id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"}`),
+		"amount twice":                 event(`{"order_id":"o1","customer":"cus_1","amount":1250,"amount":99999,"currency":"EUR"}`),
 		"bad base64": {
 			Version: "2.0", RouteKey: "POST /payments", Body: "%%%", IsBase64Encoded: true,
 		},
