@@ -1,7 +1,5 @@
 package strictjson
 
-import "errors"
-
 // A query follows one path through the text and keeps what it selects.
 // The queries that meet at a value have all taken the same number of
 // steps, since each step goes one level down: into a member, an element
@@ -27,6 +25,7 @@ func (s *scanner) find(set []*query, k int) error {
 		}
 	}
 	if len(whole) > 0 {
+		start := s.i
 		v, err := s.value()
 		if err != nil {
 			return err
@@ -34,17 +33,13 @@ func (s *scanner) find(set []*query, k int) error {
 		for _, q := range whole {
 			q.result = v
 		}
-		// A decoded value has no repeated or folded names left (value
-		// refuses them), so the deeper queries follow it there.
-		for _, q := range deeper {
-			if q.result, q.err = walk(v, q.path[k:], s.quoted); q.err != nil {
-				var dup *DuplicateNameError
-				if errors.As(q.err, &dup) {
-					return q.err
-				}
-			}
+		if len(deeper) == 0 {
+			return nil
 		}
-		return nil
+		// The deeper queries read the value again, in a scanner that
+		// ends where it does.
+		again := scanner{b: s.b[:s.i], i: start, depth: s.depth, quoted: s.quoted}
+		return again.find(deeper, k)
 	}
 	if s.i >= len(s.b) {
 		return s.syntax("unexpected end of JSON input")
@@ -228,75 +223,4 @@ func (s *scanner) findElement(set []*query, k int) error {
 		}
 	}
 	return nil
-}
-
-// walk follows steps in v, a value that this package decoded, in which no
-// object has two names that fold to one another. A name present only in a
-// case variant is still refused. quoted is where v was read, for errors.
-func walk(v any, steps []Step, quoted bool) (any, error) {
-	for i, st := range steps {
-		switch st.Kind {
-		case Member:
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nothingAfter(steps[i+1:])
-			}
-			var found bool
-			if v, found = m[st.Name]; found {
-				continue
-			}
-			for name := range m {
-				if sameFold(name, st.Name) {
-					return nil, &DuplicateNameError{Offset: -1, Quoted: quoted, Name: st.Name, Variant: name}
-				}
-			}
-			return nothingAfter(steps[i+1:])
-		case Index:
-			a, ok := v.([]any)
-			if !ok || st.Index >= len(a) {
-				return nothingAfter(steps[i+1:])
-			}
-			v = a[st.Index]
-		case Document:
-			text, ok := v.(string)
-			if !ok {
-				return nil, &TypeError{Got: valueType(v)}
-			}
-			inner := scanner{b: []byte(text), quoted: true}
-			var err error
-			if v, err = inner.document(); err != nil {
-				return nil, err
-			}
-			quoted = true
-		}
-	}
-	return v, nil
-}
-
-// nothingAfter is what the rest of a path gives once a step has selected
-// nothing: nothing, unless a Document step needs a string there.
-func nothingAfter(rest []Step) (any, error) {
-	for _, st := range rest {
-		if st.Kind == Document {
-			return nil, &TypeError{Got: "null"}
-		}
-	}
-	return nil, nil
-}
-
-// valueType is the JSON type of a decoded value.
-func valueType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return "number"
 }

@@ -155,90 +155,47 @@ func (s *scanner) array() (any, error) {
 	return a, nil
 }
 
-// skip validates the value at s.i and moves past it. It crosses all that
-// a path does not select, most of an event, so it walks nested values in
-// one loop with a stack of the closing bytes of the open containers,
-// where a recursive walk paid a call for every value (about 2.5 times the
-// instructions on the middleware's benchmark event).
+// skip validates the value at s.i and moves past it.
 func (s *scanner) skip() error {
-	b, i := s.b, s.i
-	var stack [32]byte
-	open := stack[:0] // the closing byte of each open container
-	for {
-		// A value starts at b[i].
-		if i >= len(b) {
-			return s.syntaxAt(i, "unexpected end of JSON input")
-		}
-		var err error
-		switch c := b[i]; {
-		case c == '"':
-			i, _, err = s.stringEnd(i)
-		case c == '{' || c == '[':
-			if s.depth+len(open) >= maxDepth {
-				return s.syntaxAt(i, "exceeded max depth")
-			}
-			closing := c + 2 // '}' or ']'
-			if i = spaceAt(b, i+1); i < len(b) && b[i] == closing {
-				i++
-				break
-			}
-			open = append(open, closing)
-			if closing == '}' {
-				i, err = s.memberStart(i)
-			}
-			if err != nil {
-				return err
-			}
-			continue
-		case c == '-' || c >= '0' && c <= '9':
-			i, err = s.numberEnd(i)
-		default:
-			i, err = s.literalEnd(i)
-		}
-		if err != nil {
+	if s.i >= len(s.b) {
+		return s.syntax("unexpected end of JSON input")
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		_, err := s.skipString()
+		return err
+	case c == '{' || c == '[':
+		if err := s.enter(); err != nil {
 			return err
 		}
-		// A value ends at b[i]: close what it ends, or go on to the next
-		// member.
-		for {
-			if len(open) == 0 {
-				s.i = i
-				return nil
-			}
-			closing := open[len(open)-1]
-			if i = spaceAt(b, i); i < len(b) && b[i] == closing {
-				i++
-				open = open[:len(open)-1]
-				continue
-			}
-			if i >= len(b) || b[i] != ',' {
-				return s.syntaxAt(i, "expected ',' or '"+string(closing)+"'")
-			}
-			if i = spaceAt(b, i+1); closing == '}' {
-				if i, err = s.memberStart(i); err != nil {
+		closing := c + 2 // '}' or ']'
+		for more := s.open(closing); more; {
+			if closing == '}' {
+				if s.i >= len(s.b) || s.b[s.i] != '"' {
+					return s.syntax("expected a member name")
+				}
+				if _, err := s.skipString(); err != nil {
+					return err
+				}
+				if err := s.colon(); err != nil {
 					return err
 				}
 			}
-			break
+			if err := s.skip(); err != nil {
+				return err
+			}
+			var err error
+			if more, err = s.next(closing); err != nil {
+				return err
+			}
 		}
+		s.depth--
+		return nil
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
 	}
-}
-
-// memberStart validates the member name at b[i] and the colon after it,
-// and returns the index of the member's value.
-func (s *scanner) memberStart(i int) (int, error) {
-	b := s.b
-	if i >= len(b) || b[i] != '"' {
-		return 0, s.syntaxAt(i, "expected a member name")
-	}
-	i, _, err := s.stringEnd(i)
-	if err != nil {
-		return 0, err
-	}
-	if i = spaceAt(b, i); i >= len(b) || b[i] != ':' {
-		return 0, s.syntaxAt(i, "expected ':' after a member name")
-	}
-	return spaceAt(b, i+1), nil
+	_, err := s.literal()
+	return err
 }
 
 // enter goes one level deeper, into the object or array at s.i.
@@ -309,40 +266,21 @@ func (s *scanner) name(buf []byte) ([]byte, error) {
 }
 
 func (s *scanner) literal() (any, error) {
-	end, err := s.literalEnd(s.i)
-	if err != nil {
-		return nil, err
-	}
-	v := any(nil)
-	switch s.b[s.i] {
-	case 't':
-		v = true
-	case 'f':
-		v = false
-	}
-	s.i = end
-	return v, nil
-}
-
-// literalEnd returns the index past the true, false or null at b[i].
-func (s *scanner) literalEnd(i int) (int, error) {
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(s.b)-i >= len(lit) && string(s.b[i:i+len(lit)]) == lit {
-			return i + len(lit), nil
+	for _, lit := range [...]struct {
+		text string
+		v    any
+	}{{"true", true}, {"false", false}, {"null", nil}} {
+		if len(s.b)-s.i >= len(lit.text) && string(s.b[s.i:s.i+len(lit.text)]) == lit.text {
+			s.i += len(lit.text)
+			return lit.v, nil
 		}
 	}
-	return 0, s.syntaxAt(i, "invalid character looking for the beginning of a value")
+	return nil, s.syntax("invalid character looking for the beginning of a value")
 }
 
-// number moves past the number at s.i.
-func (s *scanner) number() (err error) {
-	s.i, err = s.numberEnd(s.i)
-	return err
-}
-
-// numberEnd returns the index past the number at b[i], by JSON's grammar.
-func (s *scanner) numberEnd(i int) (int, error) {
-	b := s.b
+// number moves past the number at s.i, by JSON's grammar.
+func (s *scanner) number() error {
+	b, i := s.b, s.i
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -352,14 +290,12 @@ func (s *scanner) numberEnd(i int) (int, error) {
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
 		i = digits(b, i)
 	default:
-		return 0, s.syntaxAt(i, "invalid number")
+		return s.syntaxAt(i, "invalid number")
 	}
 	if i < len(b) && b[i] == '.' {
-		j := digits(b, i+1)
-		if j == i+1 {
-			return 0, s.syntaxAt(j, "invalid number: no digit after the decimal point")
+		if i = digits(b, i+1); b[i-1] == '.' {
+			return s.syntaxAt(i, "invalid number: no digit after the decimal point")
 		}
-		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
@@ -368,11 +304,12 @@ func (s *scanner) numberEnd(i int) (int, error) {
 		}
 		j := digits(b, i)
 		if j == i {
-			return 0, s.syntaxAt(j, "invalid number: no digit in the exponent")
+			return s.syntaxAt(j, "invalid number: no digit in the exponent")
 		}
 		i = j
 	}
-	return i, nil
+	s.i = i
+	return nil
 }
 
 func digits(b []byte, i int) int {
@@ -382,29 +319,15 @@ func digits(b []byte, i int) int {
 	return i
 }
 
-// space moves past whitespace, of which there is none at most calls.
-func (s *scanner) space() { s.i = spaceAt(s.b, s.i) }
-
-// spaceAt returns the index of the first byte at or after b[i] that is not
-// whitespace, or len(b).
-func spaceAt(b []byte, i int) int {
-	if i < len(b) && b[i] > ' ' {
-		return i
-	}
-	return spaceEnd(b, i)
-}
-
-// spaceEnd returns the index of the first byte at or after b[i] that is
-// not whitespace, or len(b).
-func spaceEnd(b []byte, i int) int {
-	for ; i < len(b); i++ {
-		switch b[i] {
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
+			s.i++
 		default:
-			return i
+			return
 		}
 	}
-	return i
 }
 
 func (s *scanner) syntax(msg string) error { return s.syntaxAt(s.i, msg) }

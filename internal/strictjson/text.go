@@ -22,15 +22,8 @@ var stops = func() (t [256]bool) {
 // simple reports that its value is its bytes as they are: no escape, and
 // ASCII only, so no UTF-8 to check.
 func (s *scanner) skipString() (simple bool, err error) {
-	s.i, simple, err = s.stringEnd(s.i)
-	return simple, err
-}
-
-// stringEnd validates the string at b[i] and returns the index past its
-// closing quote, and whether its value is its bytes as they are.
-func (s *scanner) stringEnd(i int) (end int, simple bool, err error) {
 	b := s.b
-	i++
+	i := s.i + 1
 	var high uint64 // OR of the bytes crossed: a high bit set where one is not ASCII
 	escaped := false
 	for {
@@ -38,20 +31,21 @@ func (s *scanner) stringEnd(i int) (end int, simple bool, err error) {
 		i, h = plainRun(b, i)
 		high |= h
 		if i >= len(b) {
-			return 0, false, s.syntaxAt(i, "unexpected end of JSON input in a string")
+			return false, s.syntaxAt(i, "unexpected end of JSON input in a string")
 		}
 		switch b[i] {
 		case '"':
-			return i + 1, !escaped && high&highBits == 0, nil
+			s.i = i + 1
+			return !escaped && high&highBits == 0, nil
 		case '\\':
 			escaped = true
 			n := escapeLen(b[i:])
 			if n == 0 {
-				return 0, false, s.syntaxAt(i, "invalid escape in a string")
+				return false, s.syntaxAt(i, "invalid escape in a string")
 			}
 			i += n
 		default:
-			return 0, false, s.syntaxAt(i, "control character in a string")
+			return false, s.syntaxAt(i, "control character in a string")
 		}
 	}
 }
