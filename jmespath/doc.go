@@ -15,11 +15,20 @@
 //
 // A compiled [Expression] is immutable and safe for concurrent use.
 //
-// [Expression.SearchValidJSON] is SearchJSON for a document that is known
-// to be valid JSON, or that is validated later anyway, as json.Unmarshal
-// validates its input: it checks only what it selects, and reads objects
-// from their end, where the last of duplicate keys is. [ValidJSON] is the
-// check it leaves out.
+// [Expression.SearchJSON] validates the whole document and refuses one that
+// encoding/json, decoding it into a struct, could read otherwise than a map:
+// member names that are equal, or equal under the case folding that
+// encoding/json uses to match struct fields ("ORDER_ID" and "order_id"),
+// where the expression reads them. On an expression that is a chain of
+// fields, indexes and powertools_json calls, it follows the chain in one
+// pass and compares the names on the path and in the selected value only.
+// It does the same with the chain that starts an expression such as
+// `powertools_json(body).[amount,currency]`, then evaluates the rest on
+// what the chain selects. Other expressions decode, and check, the whole
+// document. powertools_json decodes its document the same way.
+//
+// [SearchJSONAll] evaluates several expressions on one document, read
+// once: an idempotency key and a payload-validation expression, say.
 //
 // # Data
 //
@@ -56,9 +65,9 @@
 // a type it does not accept, or when an expression reference (&expr) is
 // evaluated anywhere but as a function argument, and an [*InvalidValueError]
 // when a value cannot be used (text that is not JSON, base64, gzip or
-// UTF-8). SearchJSON reports a document that is not JSON as an
-// [*InvalidValueError] wrapping encoding/json's error. Use errors.As to
-// inspect them.
+// UTF-8). SearchJSON reports a document that is not JSON, or that is
+// ambiguous, as an [*InvalidValueError] wrapping the scanner's error. Use
+// errors.As to inspect them.
 //
 // # Custom functions
 //

@@ -17,13 +17,22 @@
 // key. A selection that is null, "", [], {} or an array of only nulls is no
 // key; 0 and false are keys.
 //
-// The key is picked out of the event without validating the rest of it
-// (jmespath's SearchValidJSON): on a first call, json.Unmarshal validates
-// the whole event before the handler runs. Every answer given without
-// running the handler (a replay, or any error below) checks the event
-// first, and an event that is not valid JSON gets json.Unmarshal's error,
-// never a replay; with a new key it gets that error from the decoding, and
-// its record is deleted as after a handler error.
+// The key and the validated value are exactly what encoding/json gives the
+// handler's struct fields on the same paths, or the event is refused. The
+// event is read once, before any store call, by a strict scanner that
+// validates all of it, as json.Valid does. Since encoding/json matches
+// member names case-insensitively and keeps the last match, the scanner
+// refuses, in each object on an expression's path, a member whose name folds
+// to the path's name other than the one exact member (ORDER_ID, or a second
+// order_id, beside order_id) and a case variant with no exact member; in the
+// selected value, any object with two names that fold to one another; and,
+// for the whole event as the key or an expression that does not start with a
+// chain of fields, indexes and powertools_json calls, such names in any
+// object. An event that is not JSON or can be read two ways, or on which an
+// expression fails (powertools_json on a body that is not JSON), gets an
+// [*InvalidEventError] on every call, replays included; an expression that
+// selects nothing or null is no key. A function wrapper's argument,
+// json.Marshal's output, is decoded as it is. See docs/security.md.
 //
 // The first invocation with a key writes an IN_PROGRESS record holding a
 // lease, which ends at the context's deadline (the Lambda timeout) or after
@@ -36,9 +45,9 @@
 // completion is conditioned on the token.
 //
 // A duplicate of a COMPLETE record gets the stored response; the handler is
-// not called and the event is not decoded. A duplicate of a live IN_PROGRESS
-// record gets an [*InProgressError]; once the lease has ended, the next
-// duplicate takes the key over and runs the handler.
+// not called and the event is not decoded into its type. A duplicate of a
+// live IN_PROGRESS record gets an [*InProgressError]; once the lease has
+// ended, the next duplicate takes the key over and runs the handler.
 //
 // If the handler returns an error, the record is deleted so that a retry
 // runs it again, and the error is returned unchanged. If it panics, the
@@ -57,6 +66,10 @@
 //     from the stored one's, whether that record is COMPLETE or IN_PROGRESS.
 //   - [*MissingKeyError] ([ErrMissingKey]): the event has no key and
 //     [WithKeyRequired] is on.
+//   - [*InvalidEventError] ([ErrInvalidEvent]): the event is not JSON, an
+//     expression fails on it, or its names could be read two ways (see
+//     docs/security.md); for [WrapFunc], the argument holds invalid UTF-8.
+//     Nothing is stored; the handler is not run.
 //   - [*ResponseNotStoredError] ([ErrResponseNotStored]): the first
 //     invocation succeeded but its response was too large to store.
 //   - [*CorruptedRecordError] ([ErrCorruptedRecord]): the stored record
