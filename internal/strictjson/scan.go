@@ -320,14 +320,23 @@ func digits(b []byte, i int) int {
 }
 
 func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // most calls: inlined
+	}
+	s.i = spaceEnd(s.b, s.i)
+}
+
+// spaceEnd returns the index of the first byte at or after b[i] that is
+// not whitespace, or len(b).
+func spaceEnd(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			s.i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 func (s *scanner) syntax(msg string) error { return s.syntaxAt(s.i, msg) }
