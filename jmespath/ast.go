@@ -61,6 +61,12 @@ type tree struct {
 	// panic, so Search skips the recover guard, whose cost is most of the
 	// time of the short field paths that select idempotency keys.
 	simple bool
+
+	// strict is set on the copy of the tree that SearchJSON evaluates: a
+	// field that is absent from an object while a case variant of its
+	// name is present is refused, since encoding/json would fill a
+	// struct field of that name from the variant (see searchjson.go).
+	strict bool
 }
 
 // simpleKind marks the kinds tree.simple allows.

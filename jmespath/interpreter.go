@@ -3,19 +3,35 @@ package jmespath
 import (
 	"sort"
 	"strings"
+
+	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 // field evaluates c against v when c is a name, the most common node, and
-// reports whether it was one. It is inlined, so that a caller trying it
-// first spares a call of eval for most nodes.
+// reports whether that settled it: not for another node, nor, in a strict
+// tree, for a name absent from an object. It is inlined, so that a caller
+// trying it first spares a call of eval for most nodes.
 func (t *tree) field(c *node, v any) (any, bool) {
 	if c.kind != nField {
 		return nil, false
 	}
 	if m, ok := v.(map[string]any); ok {
-		return m[t.text[c.a:c.b]], true
+		r, found := m[t.text[c.a:c.b]]
+		return r, found || !t.strict
 	}
 	return nil, true
+}
+
+// missingField is a field absent from the object v, for a strict tree: an
+// error if a case variant of its name is there, else null.
+func (t *tree) missingField(n *node, v any) (any, error) {
+	name := t.name(n)
+	for k := range v.(map[string]any) {
+		if strings.EqualFold(k, name) {
+			return nil, &InvalidValueError{Msg: "ambiguous JSON", Err: &strictjson.DuplicateNameError{Offset: -1, Name: name, Variant: k}}
+		}
+	}
+	return nil, nil
 }
 
 // eval evaluates n, a node of t, against the current value v. It never
@@ -23,8 +39,10 @@ func (t *tree) field(c *node, v any) (any, bool) {
 func (t *tree) eval(n *node, v any) (any, error) {
 	switch n.kind {
 	case nField:
-		r, _ := t.field(n, v)
-		return r, nil
+		if r, ok := t.field(n, v); ok {
+			return r, nil
+		}
+		return t.missingField(n, v)
 	case nCurrent:
 		return v, nil
 	case nSubexpr:

@@ -10,11 +10,12 @@ import (
 // Expression is a compiled JMESPath expression. It holds no mutable state:
 // one Expression may be searched from many goroutines at once.
 type Expression struct {
-	src  string
-	tree tree
-	root *node             // tree.root(), kept for Search
-	path []strictjson.Step // non-nil when SearchJSON can follow a path in raw bytes
-	rest int32             // the element of the root chain evaluated after path, or 0
+	src    string
+	tree   tree
+	strict tree              // tree, with strict set: what SearchJSON evaluates
+	root   *node             // tree.root(), kept for Search
+	path   []strictjson.Step // non-nil when SearchJSON can follow a path in raw bytes
+	rest   int32             // the element of the root chain evaluated after path, or 0
 }
 
 // Compile parses expr. It fails with a [*SyntaxError] for text that does
@@ -44,6 +45,8 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 	}
 	e = &Expression{src: expr, tree: t}
 	e.root = e.tree.root()
+	e.strict = e.tree
+	e.strict.strict = true
 	e.path, e.rest = planPath(&e.tree)
 	return e, nil
 }

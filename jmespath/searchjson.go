@@ -22,7 +22,9 @@ import (
 // validates all of it and decodes only the selected value. Any other
 // expression decodes the whole document, and refuses such names in any
 // object. powertools_json, wherever it is called, decodes its document the
-// same way.
+// same way. Where the expression is evaluated on a decoded value, a field
+// absent from an object in which a case variant of its name is present is
+// refused as well, since encoding/json would fill the field from it.
 func (e *Expression) SearchJSON(raw []byte) (result any, err error) {
 	defer guard(&err)
 	if e.path != nil {
@@ -33,13 +35,13 @@ func (e *Expression) SearchJSON(raw []byte) (result any, err error) {
 		if e.rest == 0 {
 			return v, nil
 		}
-		return e.tree.chain(e.rest, v)
+		return e.strict.chain(e.rest, v)
 	}
 	doc, err := strictjson.Decode(raw)
 	if err != nil {
 		return nil, jsonError(err)
 	}
-	return e.tree.eval(e.tree.root(), doc)
+	return e.strict.eval(e.strict.root(), doc)
 }
 
 // SearchJSONAll is [Expression.SearchJSON] for several expressions on one
@@ -66,7 +68,7 @@ func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) 
 		}
 		results = make([]any, len(exprs))
 		for i, e := range exprs {
-			if results[i], err = e.tree.eval(e.tree.root(), doc); err != nil {
+			if results[i], err = e.strict.eval(e.strict.root(), doc); err != nil {
 				return nil, err
 			}
 		}
@@ -77,7 +79,7 @@ func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) 
 	}
 	for i, e := range exprs {
 		if e.rest != 0 {
-			if results[i], err = e.tree.chain(e.rest, results[i]); err != nil {
+			if results[i], err = e.strict.chain(e.rest, results[i]); err != nil {
 				return nil, err
 			}
 		}

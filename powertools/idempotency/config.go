@@ -90,6 +90,9 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 	if e.keyExpr, err = compileSetting(o.eventKey, "WithEventKey", envEventKey, kind); err != nil {
 		return nil, err
 	}
+	if e.keyExpr == nil {
+		e.keyExpr = wholeEvent
+	}
 	if e.validation, err = compileSetting(o.validation, "WithPayloadValidation", envValidation, kind); err != nil {
 		return nil, err
 	}
@@ -108,6 +111,9 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 	}
 	return e, nil
 }
+
+// wholeEvent is the key expression when none is set: all of the event.
+var wholeEvent = jmespath.MustCompile("@")
 
 // compileSetting compiles the expression set in code, else the one in the
 // environment variable (handlers only). Nil means the setting is off.

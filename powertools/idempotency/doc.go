@@ -14,8 +14,8 @@
 // hex SHA-256 of the selected value's canonical JSON (object keys sorted at
 // every depth, no insignificant whitespace, no HTML escaping, numbers as
 // written). The same event with its fields in another order has the same
-// key. A selection that is null, "", [], {} or an array of only nulls is no
-// key; 0 and false are keys.
+// key. A selection that is null, "", [], {} or an array holding a null (a
+// multi-select with a path absent) is no key; 0 and false are keys.
 //
 // The key and the validated value are exactly what encoding/json gives the
 // handler's struct fields on the same paths, or the event is refused. The

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/strictjson"
 	"github.com/gopowertools/lambda/jmespath"
 )
 
@@ -19,7 +18,7 @@ import (
 // the lease warning flag, so one engine serves concurrent invocations.
 type engine struct {
 	store        Store
-	keyExpr      *jmespath.Expression // nil: the whole payload is the key
+	keyExpr      *jmespath.Expression // "@" for the whole payload
 	validation   *jmespath.Expression // nil: no payload validation
 	prefix       string
 	keyRequired  bool
@@ -124,44 +123,30 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	return result{response: resp, key: key}, err
 }
 
-// read returns what the key expression (all of the payload, without one)
-// and the validation expression select in payload, or an
-// *InvalidEventError. A Handler's event is read by jmespath's SearchJSON,
-// or decoded whole, by one strict scanner that validates all of it and
-// refuses member names that the handler's struct decoding could read
-// otherwise than the search does, so that the key, the payload hash and
-// the handler see one request; the two expressions share one pass over
-// the event. A function wrapper's argument is json.Marshal's output,
-// decoded as it is.
+// read returns what the key and the validation expressions select in
+// payload, or an *InvalidEventError. A Handler's event is read by
+// jmespath's SearchJSONAll, in one pass for both expressions, by a strict
+// scanner that validates all of it and refuses member names that the
+// handler's struct decoding could read otherwise than the search does, so
+// that the key, the payload hash and the handler see one request. A
+// function wrapper's argument is json.Marshal's output, decoded as it is.
 func (e *engine) read(payload []byte) (key, validated any, err error) {
-	if e.encoded || e.keyExpr == nil {
-		var doc any
-		if e.encoded {
-			doc, err = decodeJSON(payload)
-		} else {
-			doc, err = strictjson.Decode(payload)
-		}
-		if err != nil {
-			return nil, nil, &InvalidEventError{Expression: "@", Err: err}
-		}
-		if key = doc; e.keyExpr != nil {
-			if key, err = e.keyExpr.Search(doc); err != nil {
-				return nil, nil, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
-			}
-		}
-		if e.validation != nil {
-			if validated, err = e.validation.Search(doc); err != nil {
-				return nil, nil, &InvalidEventError{Expression: e.validation.String(), Err: err}
-			}
-		}
-		return key, validated, nil
-	}
 	exprs := []*jmespath.Expression{e.keyExpr}
 	if e.validation != nil {
 		exprs = append(exprs, e.validation)
 	}
-	values, err := jmespath.SearchJSONAll(payload, exprs...)
-	if err != nil {
+	values := make([]any, len(exprs))
+	if e.encoded {
+		doc, err := decodeJSON(payload)
+		if err != nil {
+			return nil, nil, &InvalidEventError{Expression: "@", Err: err}
+		}
+		for i, x := range exprs {
+			if values[i], err = x.Search(doc); err != nil {
+				return nil, nil, &InvalidEventError{Expression: x.String(), Err: err}
+			}
+		}
+	} else if values, err = jmespath.SearchJSONAll(payload, exprs...); err != nil {
 		// Name the expression that fails: on this path only, the event
 		// is read once more per expression.
 		for _, x := range exprs {
@@ -183,14 +168,14 @@ func (e *engine) key(ctx context.Context, v any) (string, error) {
 	if !missing(v) {
 		key, err := keyFor(e.prefix, v)
 		if err != nil {
-			return "", &InvalidEventError{Expression: exprText(e.keyExpr), Err: err}
+			return "", &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
 		}
 		return key, nil
 	}
 	if e.keyRequired {
-		return "", &MissingKeyError{Expression: exprText(e.keyExpr)}
+		return "", &MissingKeyError{Expression: e.keyExpr.String()}
 	}
-	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", exprText(e.keyExpr))
+	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
 	return "", nil
 }
 
@@ -205,14 +190,6 @@ func (e *engine) payloadHash(v any) (string, error) {
 		return "", &InvalidEventError{Expression: e.validation.String(), Err: err}
 	}
 	return h, nil
-}
-
-// exprText is expr's source, or "@" for a nil expression: the whole event.
-func exprText(expr *jmespath.Expression) string {
-	if expr == nil {
-		return "@"
-	}
-	return expr.String()
 }
 
 // leaseEnd is the invocation's deadline: past it Lambda has given up on the

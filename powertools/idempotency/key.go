@@ -20,9 +20,12 @@ import (
 // escaping; numbers kept as written (json.Number), so 1 and 1.0 are different
 // keys, as they are different text in the event.
 
-// missing reports whether v counts as no key at all: null, "", [], {}, or an
-// array of only nulls. 0 and false are keys: a caller may well number its
-// requests from zero.
+// missing reports whether v counts as no key at all: null, "", [], {}, or
+// an array holding a null. 0 and false are keys: a caller may well number
+// its requests from zero. An array is what a multi-select key such as
+// [customer_id, order_id] gives; with one of its paths absent, the others
+// alone would key the event, and a customer's second order would get the
+// first one's response.
 func missing(v any) bool {
 	switch v := v.(type) {
 	case nil:
@@ -30,12 +33,7 @@ func missing(v any) bool {
 	case string:
 		return v == ""
 	case []any:
-		for _, e := range v {
-			if e != nil {
-				return false
-			}
-		}
-		return true
+		return len(v) == 0 || slices.Contains(v, nil)
 	case map[string]any:
 		return len(v) == 0
 	}

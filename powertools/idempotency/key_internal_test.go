@@ -71,7 +71,8 @@ func TestMissing(t *testing.T) {
 		{"zero", json.Number("0"), false},
 		{"false", false, false},
 		{"string", "x", false},
-		{"array with a value", []any{nil, json.Number("1")}, false},
+		{"array with a null", []any{nil, json.Number("1")}, true},
+		{"array without nulls", []any{json.Number("0"), false}, false},
 		{"object with a null", map[string]any{"a": nil}, false},
 	}
 	for _, tc := range tests {

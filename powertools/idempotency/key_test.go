@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -33,7 +34,8 @@ func TestMissingKeyRules(t *testing.T) {
 		{"array of only nulls", `[null,null]`, true},
 		{"zero", `0`, false},
 		{"false", `false`, false},
-		{"array with one value", `[null,1]`, false},
+		{"array with a null", `[null,1]`, true},
+		{"array without nulls", `[0,1]`, false},
 		{"object", `{"a":1}`, false},
 	}
 	for _, tc := range tests {
@@ -139,5 +141,30 @@ func TestNumbersKeptAsWritten(t *testing.T) {
 	}
 	if e.calls != 2 {
 		t.Errorf("handler ran %d times, want 2: 1 and 1.0 are different keys", e.calls)
+	}
+}
+
+// TestMultiSelectKeyWithAbsentPath checks that a multi-select key with one
+// path absent is no key: keyed on the customer alone, a customer's second
+// order would get the first one's response.
+func TestMultiSelectKeyWithAbsentPath(t *testing.T) {
+	for _, required := range []bool{false, true} {
+		t.Run(fmt.Sprintf("required=%v", required), func(t *testing.T) {
+			var e echo
+			h := idempotency.Wrap(idempotencytest.NewStore(), e.handle, idempotency.WithKeyPrefix("p"),
+				idempotency.WithEventKey("[customer_id, order_id]"), idempotency.WithKeyRequired(required))
+			if _, err := h.Invoke(context.Background(), []byte(`{"customer_id":"c1","order_id":"o1"}`)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := h.Invoke(context.Background(), []byte(`{"customer_id":"c1","orderId":"o2"}`))
+			switch {
+			case required && !errors.Is(err, idempotency.ErrMissingKey):
+				t.Fatalf("err = %v, want ErrMissingKey", err)
+			case !required && err != nil:
+				t.Fatal(err)
+			case !required && e.calls != 2:
+				t.Fatalf("handler ran %d times, want 2: the second order is no replay of the first", e.calls)
+			}
+		})
 	}
 }

@@ -33,7 +33,8 @@ type options struct {
 // from the event, for example `powertools_json(body).order_id` for an API
 // Gateway request. The empty string selects the whole event. An expression
 // that fails on an event (powertools_json on a body that is not JSON, say)
-// selects nothing: see [WithKeyRequired].
+// refuses it with an [*InvalidEventError]; one that selects nothing is no
+// key: see [WithKeyRequired].
 //
 // Default: POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH for a handler, else the
 // whole event; for [WrapFunc], the whole argument.
@@ -66,7 +67,7 @@ func WithKeyPrefix(prefix string) Option {
 }
 
 // WithKeyRequired sets what happens when the event key expression selects
-// nothing (null, "", [], {} or an array of nulls): with true, the invocation
+// nothing (null, "", [], {} or an array holding a null): with true, the invocation
 // fails with a [*MissingKeyError] and the handler does not run.
 //
 // Default: false: the handler runs without idempotency and a warning is
