@@ -85,6 +85,15 @@ func TestSearchJSONValues(t *testing.T) {
 		{"powertools_json(b).sku", `{"b":"{\"sku\":1,\"SKU\":2}"}`, refused{}},
 		{"a", `{"a":{"x":1,"X":2}}`, refused{}},
 		{"a", `{"a":[{"x":1,"x":2}]}`, refused{}},
+		// Where the expression is evaluated on decoded values: the rest
+		// after a path, or a whole decoded document, with a name that is
+		// absent in the exact case but present in another.
+		{"[a, b]", `{"a":1,"B":2}`, refused{}},
+		{"powertools_json(x).[a, b]", `{"x":"{\"a\":1,\"B\":2}"}`, refused{}},
+		{"items[*].sku", `{"items":[{"sku":1},{"SKU":2}]}`, refused{}},
+		{"items[?qty > `1`].sku", `{"items":[{"sku":1,"QTY":2}]}`, refused{}},
+		{"sort_by(items, &sku)[0].sku", `{"items":[{"sku":"b"},{"\u017fku":"a"}]}`, refused{}},
+		{"[a, b]", `{"a":1,"c":2}`, []any{json.Number("1"), nil}},
 		// Folded pairs off the path are the handler's business.
 		{"a", `{"a":1,"x":1,"X":2}`, json.Number("1")},
 		{"a.b", `{"a":{"b":1},"c":{"x":1,"x":2}}`, json.Number("1")},
@@ -201,5 +210,15 @@ func TestSearchJSONDeepDocument(t *testing.T) {
 	}
 	if _, ok := got.(map[string]any); !ok {
 		t.Errorf("got %T", got)
+	}
+}
+
+// TestSearchKeepsCaseVariants checks that Search, on data the caller
+// decoded, reads names exactly as the specification says: only SearchJSON,
+// which stands for a struct decoding of the same text, refuses variants.
+func TestSearchKeepsCaseVariants(t *testing.T) {
+	got, err := MustCompile("[a, b]").Search(map[string]any{"a": 1.0, "B": 2.0})
+	if err != nil || !reflect.DeepEqual(got, []any{1.0, nil}) {
+		t.Errorf("Search = %#v, %v; want [1, null]", got, err)
 	}
 }
