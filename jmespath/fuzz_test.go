@@ -27,6 +27,8 @@ var fuzzExpressions = []string{
 	"requestContext.requestId", "powertools_json(body).order_id", `headers."x-idem"`,
 	"Records[0].body", "powertools_json(Records[0].body).a", "a.b", "a", "@", "[1][1][0]",
 	"powertools_json(body)", "powertools_json(@)", "key", "key2", "[2].x",
+	"powertools_json(body).[order_id, x]", "a.[b, powertools_json(c).d]", "Records[0].[body, messageId]",
+	"powertools_json(body).[amount,currency]", "powertools_json(body).x[*].a",
 }
 
 func seedFromCompliance(f *testing.F, add func(c namedCase)) {

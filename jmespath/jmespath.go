@@ -3,8 +3,6 @@ package jmespath
 import (
 	"fmt"
 	"math"
-
-	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 // Expression is a compiled JMESPath expression. It holds no mutable state:
@@ -12,10 +10,9 @@ import (
 type Expression struct {
 	src    string
 	tree   tree
-	strict tree              // tree, with strict set: what SearchJSON evaluates
-	root   *node             // tree.root(), kept for Search
-	path   []strictjson.Step // non-nil when SearchJSON can follow a path in raw bytes
-	rest   int32             // the element of the root chain evaluated after path, or 0
+	strict tree  // tree, with strict set: what SearchJSON evaluates
+	root   *node // tree.root(), kept for Search
+	plan   *plan // how SearchJSON follows paths in raw bytes; nil: it decodes them
 }
 
 // Compile parses expr. It fails with a [*SyntaxError] for text that does
@@ -47,7 +44,7 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 	e.root = e.tree.root()
 	e.strict = e.tree
 	e.strict.strict = true
-	e.path, e.rest = planPath(&e.tree)
+	e.plan = planPath(&e.tree)
 	return e, nil
 }
 

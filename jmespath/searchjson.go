@@ -2,6 +2,7 @@ package jmespath
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/gopowertools/lambda/internal/strictjson"
 )
@@ -25,23 +26,12 @@ import (
 // same way. Where the expression is evaluated on a decoded value, a field
 // absent from an object in which a case variant of its name is present is
 // refused as well, since encoding/json would fill the field from it.
-func (e *Expression) SearchJSON(raw []byte) (result any, err error) {
-	defer guard(&err)
-	if e.path != nil {
-		v, err := strictjson.Find(raw, e.path)
-		if err != nil {
-			return nil, jsonError(err)
-		}
-		if e.rest == 0 {
-			return v, nil
-		}
-		return e.strict.chain(e.rest, v)
-	}
-	doc, err := strictjson.Decode(raw)
+func (e *Expression) SearchJSON(raw []byte) (any, error) {
+	results, err := SearchJSONAll(raw, e)
 	if err != nil {
-		return nil, jsonError(err)
+		return nil, err
 	}
-	return e.strict.eval(e.strict.root(), doc)
+	return results[0], nil
 }
 
 // SearchJSONAll is [Expression.SearchJSON] for several expressions on one
@@ -53,20 +43,20 @@ func (e *Expression) SearchJSON(raw []byte) (result any, err error) {
 // tells them apart.
 func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) {
 	defer guard(&err)
-	paths := make([][]strictjson.Step, len(exprs))
-	for i, e := range exprs {
-		if e.path == nil {
+	results = make([]any, len(exprs))
+	var paths [][]strictjson.Step
+	for _, e := range exprs {
+		if e.plan == nil {
 			paths = nil
 			break
 		}
-		paths[i] = e.path
+		paths = append(paths, e.plan.paths...)
 	}
 	if paths == nil {
 		doc, err := strictjson.Decode(raw)
 		if err != nil {
 			return nil, jsonError(err)
 		}
-		results = make([]any, len(exprs))
 		for i, e := range exprs {
 			if results[i], err = e.strict.eval(e.strict.root(), doc); err != nil {
 				return nil, err
@@ -74,18 +64,108 @@ func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) 
 		}
 		return results, nil
 	}
-	if results, err = strictjson.FindAll(raw, paths...); err != nil {
+	values, err := strictjson.FindAll(raw, paths...)
+	if err != nil {
 		return nil, jsonError(err)
 	}
 	for i, e := range exprs {
-		if e.rest != 0 {
-			if results[i], err = e.strict.chain(e.rest, results[i]); err != nil {
-				return nil, err
-			}
+		n := len(e.plan.paths)
+		if results[i], err = e.plan.result(e, values[:n]); err != nil {
+			return nil, err
 		}
+		values = values[n:]
 	}
 	return results, nil
 }
+
+// A plan is how SearchJSON reads a document for an expression that starts
+// with a chain of fields, non-negative indexes and powertools_json calls:
+// the paths that strictjson.FindAll follows, and how their results make
+// the expression's value.
+type plan struct {
+	paths [][]strictjson.Step
+	// rest, with one path, is the element of the root chain evaluated
+	// after it, on what it selects (0: none): the multi-select in
+	// `powertools_json(body).[amount, currency]`.
+	rest int32
+	// list is set when the chain is followed by a multi-select list of
+	// paths, such as `powertools_json(body).[amount, currency]`: then
+	// paths[0] is the chain, ending in a Type step, and each other path is
+	// the chain and an element of the list. The value is read as it
+	// would be by following the chain, then the elements, without
+	// decoding what the chain selects.
+	list bool
+}
+
+// result makes the expression's value from the values of p.paths.
+func (p *plan) result(e *Expression, values []any) (any, error) {
+	switch {
+	case p.list:
+		// A multi-select of null is null; of anything else, the list.
+		if t, _ := values[0].(string); t == "" || t == "null" {
+			return nil, nil
+		}
+		return append([]any(nil), values[1:]...), nil
+	case p.rest != 0:
+		return e.strict.chain(p.rest, values[0])
+	}
+	return values[0], nil
+}
+
+// planPath returns the plan of an expression that starts with a chain of
+// fields, indexes and powertools_json calls, or nil.
+func planPath(t *tree) *plan {
+	root := t.root()
+	if root.kind != nSubexpr {
+		if steps, ok := appendPath(t, nil, root); ok && len(steps) > 0 {
+			return &plan{paths: [][]strictjson.Step{steps}}
+		}
+		return nil
+	}
+	var steps []strictjson.Step
+	var rest int32
+	for i := root.left; i != 0; i = t.nodes[i].next {
+		more, ok := appendPath(t, steps, &t.nodes[i])
+		if !ok {
+			rest = i
+			break
+		}
+		steps = more
+	}
+	switch {
+	case len(steps) == 0:
+		return nil
+	case rest != 0:
+		if p := planList(t, steps, rest); p != nil {
+			return p
+		}
+	}
+	return &plan{paths: [][]strictjson.Step{steps}, rest: rest}
+}
+
+// planList returns the plan of chain followed by the element list, when
+// that is the last element of the root chain and a multi-select list of
+// paths of fields and indexes, or nil. (A powertools_json call in an
+// element could fail where the chain selects null, whose multi-select is
+// null without evaluating anything.)
+func planList(t *tree, chain []strictjson.Step, list int32) *plan {
+	n := t.at(list)
+	if n.kind != nMultiList || n.next != 0 {
+		return nil
+	}
+	probe := append(chain[:len(chain):len(chain)], strictjson.Step{Kind: strictjson.Type})
+	p := &plan{paths: [][]strictjson.Step{probe}, list: true}
+	for i := n.left; i != 0; i = t.nodes[i].next {
+		elem, ok := appendPath(t, chain[:len(chain):len(chain)], &t.nodes[i])
+		if !ok || len(elem) == len(chain) || slices.ContainsFunc(elem[len(chain):], isDocument) {
+			return nil
+		}
+		p.paths = append(p.paths, elem)
+	}
+	return p
+}
+
+func isDocument(st strictjson.Step) bool { return st.Kind == strictjson.Document }
 
 // jsonError maps an error of the strict scanner to this package's errors:
 // a powertools_json step on a non-string is the type error Search gives
@@ -108,33 +188,6 @@ func jsonError(err error) error {
 		return &InvalidValueError{Function: "powertools_json", Msg: "ambiguous JSON", Err: err}
 	}
 	return &InvalidValueError{Msg: "ambiguous JSON document", Err: err}
-}
-
-// planPath returns the steps of the expression, or of the longest chain of
-// elements that starts it, that SearchJSON can follow with strictjson.Find,
-// and the first element left to evaluate on what they select (0: none).
-// `powertools_json(body).[amount, currency]` is the path
-// `powertools_json(body)`, then the multi-select on the body alone.
-func planPath(t *tree) (steps []strictjson.Step, rest int32) {
-	root := t.root()
-	if root.kind != nSubexpr {
-		if steps, ok := appendPath(t, nil, root); ok && len(steps) > 0 {
-			return steps, 0
-		}
-		return nil, 0
-	}
-	for i := root.left; i != 0; i = t.nodes[i].next {
-		more, ok := appendPath(t, steps, &t.nodes[i])
-		if !ok {
-			rest = i
-			break
-		}
-		steps = more
-	}
-	if len(steps) == 0 {
-		return nil, 0
-	}
-	return steps, rest
 }
 
 func appendPath(t *tree, steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {

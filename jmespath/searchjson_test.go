@@ -94,6 +94,15 @@ func TestSearchJSONValues(t *testing.T) {
 		{"items[?qty > `1`].sku", `{"items":[{"sku":1,"QTY":2}]}`, refused{}},
 		{"sort_by(items, &sku)[0].sku", `{"items":[{"sku":"b"},{"\u017fku":"a"}]}`, refused{}},
 		{"[a, b]", `{"a":1,"c":2}`, []any{json.Number("1"), nil}},
+		// A chain, then a multi-select list of paths: read as paths.
+		{"powertools_json(b).[x, y]", `{"b":"null"}`, nil},
+		{"powertools_json(b).[x, y]", `{"b":"[1]"}`, []any{nil, nil}},
+		{"powertools_json(b).[x, y]", `{"b":"{\"x\":1,\"z\":{\"q\":1,\"Q\":2}}"}`, []any{json.Number("1"), nil}},
+		{"powertools_json(b).[x, y]", `{"b":"{\"X\":1}"}`, refused{}},
+		{"a.[x, y]", `{}`, nil},
+		{"a.[x, y]", `{"a":"s"}`, []any{nil, nil}},
+		{"a.[x, powertools_json(y).z, [0]]", `{"a":{"y":"{\"z\":2}"}}`, []any{nil, json.Number("2"), nil}},
+		{"a.[x, powertools_json(y).z]", `{}`, nil},
 		// Folded pairs off the path are the handler's business.
 		{"a", `{"a":1,"x":1,"X":2}`, json.Number("1")},
 		{"a.b", `{"a":{"b":1},"c":{"x":1,"x":2}}`, json.Number("1")},

@@ -15,12 +15,19 @@ type query struct {
 // moves past the value. A query whose path ends here gets the value
 // decoded; the others go on into it, in the same pass.
 func (s *scanner) find(set []*query, k int) error {
+	if s.i >= len(s.b) {
+		return s.syntax("unexpected end of JSON input")
+	}
+	c := s.b[s.i]
 	var wholeArr, deeperArr [4]*query
 	whole, deeper := wholeArr[:0], deeperArr[:0]
 	for _, q := range set {
-		if len(q.path) == k {
+		switch {
+		case len(q.path) == k:
 			whole = append(whole, q)
-		} else {
+		case q.path[k].Kind == Type:
+			q.result = typeName(c)
+		default:
 			deeper = append(deeper, q)
 		}
 	}
@@ -41,12 +48,8 @@ func (s *scanner) find(set []*query, k int) error {
 		again := scanner{b: s.b[:s.i], i: start, depth: s.depth, quoted: s.quoted}
 		return again.find(deeper, k)
 	}
-	if s.i >= len(s.b) {
-		return s.syntax("unexpected end of JSON input")
-	}
 	// The queries whose step fits the value go in; the others select
 	// nothing, or need the string this is not.
-	c := s.b[s.i]
 	want := Member
 	switch c {
 	case '"':
@@ -59,7 +62,7 @@ func (s *scanner) find(set []*query, k int) error {
 	}
 	var inArr [4]*query
 	in := inArr[:0]
-	for _, q := range set {
+	for _, q := range deeper {
 		if q.path[k].Kind == want {
 			in = append(in, q)
 			continue
@@ -109,7 +112,7 @@ func (s *scanner) findInString(set []*query, k int) error {
 	inner := scanner{b: text, quoted: true}
 	inner.space()
 	if err := inner.find(set, k); err != nil {
-		return err
+		return inner.orSyntax(err)
 	}
 	return inner.end()
 }

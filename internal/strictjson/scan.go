@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -24,9 +25,28 @@ func (s *scanner) document() (any, error) {
 	s.space()
 	v, err := s.value()
 	if err != nil {
-		return nil, err
+		return nil, s.orSyntax(err)
 	}
 	return v, s.end()
+}
+
+// orSyntax returns err, met while reading s.b, unless it is a refusal of
+// names and the text is not JSON further on: then the syntax error, since
+// text that is not JSON is reported as such whatever came before the fault.
+func (s *scanner) orSyntax(err error) error {
+	var dup *DuplicateNameError
+	if !errors.As(err, &dup) {
+		return err
+	}
+	v := scanner{b: s.b, quoted: s.quoted}
+	v.space()
+	if verr := v.skip(); verr != nil {
+		return verr
+	}
+	if verr := v.end(); verr != nil {
+		return verr
+	}
+	return err
 }
 
 // end checks that only whitespace is left.
@@ -349,13 +369,16 @@ func (s *scanner) duplicate(at int, name, other string) error {
 	return &DuplicateNameError{Offset: at, Quoted: s.quoted, Name: name, Other: other}
 }
 
-// typeName is the JSON type of the value that starts with c, in valid text.
+// typeName is the JSON type of the value that starts with c, in valid
+// text.
 func typeName(c byte) string {
 	switch c {
 	case '{':
 		return "object"
 	case '[':
 		return "array"
+	case '"':
+		return "string"
 	case 't', 'f':
 		return "boolean"
 	case 'n':

@@ -46,6 +46,10 @@ const (
 	// Document decodes the string at hand as a JSON document, as JMESPath's
 	// powertools_json does, and goes on in it.
 	Document
+	// Type ends a path: it selects the JSON type of the value at hand
+	// ("object", "array", "string", "number", "boolean" or "null") as a
+	// string, without reading into the value.
+	Type
 )
 
 // Step is one step of a path.
@@ -139,7 +143,7 @@ func FindAll(doc []byte, paths ...[]Step) ([]any, error) {
 	s := scanner{b: doc}
 	s.space()
 	if err := s.find(set, 0); err != nil {
-		return nil, err
+		return nil, s.orSyntax(err)
 	}
 	if err := s.end(); err != nil {
 		return nil, err

@@ -1,0 +1,246 @@
+package strictjson
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func mem(name string) Step { return Step{Kind: Member, Name: name} }
+func idx(i int) Step       { return Step{Kind: Index, Index: i} }
+
+var jsonDoc = Step{Kind: Document}
+
+func path(steps ...Step) []Step { return steps }
+
+type (
+	obj = map[string]any
+	arr = []any
+	num = json.Number
+)
+
+// findTests give Find's result, or a zero value of the error it returns
+// with the fields that matter set: Quoted, TypeError.Got and, when not
+// empty, DuplicateNameError.Variant.
+var findTests = []struct {
+	name string
+	doc  string
+	path []Step
+	want any
+	err  error
+}{
+	{name: "member", doc: `{"a":1,"b":2}`, path: path(mem("b")), want: num("2")},
+	{name: "absent member", doc: `{"a":1}`, path: path(mem("b"))},
+	{name: "null member", doc: `{"a":null}`, path: path(mem("a"))},
+	{name: "nested", doc: `{"a":{"b":[1,{"c":"x"}]}}`, path: path(mem("a"), mem("b"), idx(1), mem("c")), want: "x"},
+	{name: "object", doc: `{"a":{"b":[true]}}`, path: path(mem("a")), want: obj{"b": arr{true}}},
+	{name: "empty path", doc: ` {"a":[1]} `, want: obj{"a": arr{num("1")}}},
+	{name: "escaped name in the text", doc: `{"order\u005fid":"A"}`, path: path(mem("order_id")), want: "A"},
+	{name: "non-ASCII name", doc: `{"\u00e9":1,"e":2}`, path: path(mem("é")), want: num("1")},
+	{name: "empty name", doc: `{"":1}`, path: path(mem("")), want: num("1")},
+	{name: "index in range", doc: `[10,20,30]`, path: path(idx(2)), want: num("30")},
+	{name: "index past the end", doc: `[10]`, path: path(idx(1))},
+	{name: "index on empty array", doc: `[]`, path: path(idx(0))},
+	{name: "index on object", doc: `{"0":1}`, path: path(idx(0))},
+	{name: "index on string", doc: `"abc"`, path: path(idx(0))},
+	{name: "member on array", doc: `[{"a":1}]`, path: path(mem("a"))},
+	{name: "member on string", doc: `"a"`, path: path(mem("a"))},
+	{name: "member on number", doc: `{"a":1}`, path: path(mem("a"), mem("b"))},
+	{name: "member on null", doc: `null`, path: path(mem("a"))},
+	{name: "member past the end", doc: `[1]`, path: path(idx(3), mem("a"))},
+
+	{name: "invalid after the selection", doc: `{"a":1,"b":tru}`, path: path(mem("a")), err: &SyntaxError{}},
+	{name: "invalid before the selection", doc: `{"b":01,"a":1}`, path: path(mem("a")), err: &SyntaxError{}},
+	{name: "data after the value", doc: `{"a":1} 2`, path: path(mem("a")), err: &SyntaxError{}},
+	{name: "invalid skipped element", doc: `[1,[2,}],3]`, path: path(idx(2)), err: &SyntaxError{}},
+	{name: "unclosed after the selection", doc: `{"a":1`, path: path(mem("a")), err: &SyntaxError{}},
+	{name: "control byte in a skipped name", doc: "{\"\x01\":1,\"a\":2}", path: path(mem("a")), err: &SyntaxError{}},
+	{name: "bad escape in a skipped string", doc: `{"b":"\x","a":1}`, path: path(mem("a")), err: &SyntaxError{}},
+	{name: "bad escape in a skipped name", doc: `{"\u12":1,"a":1}`, path: path(mem("a")), err: &SyntaxError{}},
+	{name: "invalid selected value", doc: `{"a":[1,]}`, path: path(mem("a"), idx(0)), err: &SyntaxError{}},
+	{name: "empty text", doc: ``, path: path(mem("a")), err: &SyntaxError{}},
+
+	{name: "document", doc: `{"body":"{\"order_id\":\"A\",\"n\":1}"}`, path: path(mem("body"), jsonDoc, mem("order_id")), want: "A"},
+	{name: "whole document", doc: `{"body":"{\"n\":[1,2]}"}`, path: path(mem("body"), jsonDoc), want: obj{"n": arr{num("1"), num("2")}}},
+	{name: "document at the root", doc: `"{\"a\":1}"`, path: path(jsonDoc, mem("a")), want: num("1")},
+	{name: "document holding a string", doc: `{"b":"\"x\""}`, path: path(mem("b"), jsonDoc), want: "x"},
+	{name: "document holding a number", doc: `{"b":" 12 "}`, path: path(mem("b"), jsonDoc), want: num("12")},
+	{name: "document with escapes", doc: `{"b":"{\"\\u00e9\":\"\\ud83d\\ude00\"}"}`, path: path(mem("b"), jsonDoc, mem("é")), want: "😀"},
+	{name: "document with escaped quotes", doc: `{"b":"{\u0022a\u0022:1}"}`, path: path(mem("b"), jsonDoc, mem("a")), want: num("1")},
+	{name: "document with raw invalid UTF-8", doc: "{\"b\":\"\\\"\xff\\\"\"}", path: path(mem("b"), jsonDoc), want: "\ufffd"},
+	{name: "document with a lone surrogate", doc: `{"b":"\"\ud800\""}`, path: path(mem("b"), jsonDoc), want: "\ufffd"},
+	{name: "nested documents", doc: `{"b":"{\"c\":\"{\\\"d\\\":7}\"}"}`, path: path(mem("b"), jsonDoc, mem("c"), jsonDoc, mem("d")), want: num("7")},
+	{name: "member on a document's number", doc: `{"b":"1"}`, path: path(mem("b"), jsonDoc, mem("c"))},
+	{name: "document not JSON", doc: `{"body":"hello"}`, path: path(mem("body"), jsonDoc), err: &SyntaxError{Quoted: true}},
+	{name: "document empty", doc: `{"body":""}`, path: path(mem("body"), jsonDoc), err: &SyntaxError{Quoted: true}},
+	{name: "document with data after", doc: `{"body":"{} x"}`, path: path(mem("body"), jsonDoc), err: &SyntaxError{Quoted: true}},
+	{name: "document invalid after the selection", doc: `{"body":"{\"a\":1,}"}`, path: path(mem("body"), jsonDoc, mem("a")), err: &SyntaxError{Quoted: true}},
+	{name: "nested document not JSON", doc: `{"b":"{\"c\":\"{\\\"d\\\"\"}"}`, path: path(mem("b"), jsonDoc, mem("c"), jsonDoc, mem("d")), err: &SyntaxError{Quoted: true}},
+	{name: "document on a number", doc: `{"b":-0.5}`, path: path(mem("b"), jsonDoc), err: &TypeError{Got: "number"}},
+	{name: "document on null", doc: `{"b":null}`, path: path(mem("b"), jsonDoc), err: &TypeError{Got: "null"}},
+	{name: "document on true", doc: `{"b":true}`, path: path(mem("b"), jsonDoc), err: &TypeError{Got: "boolean"}},
+	{name: "document on false", doc: `{"b":false}`, path: path(mem("b"), jsonDoc), err: &TypeError{Got: "boolean"}},
+	{name: "document on an array", doc: `{"b":["{}"]}`, path: path(mem("b"), jsonDoc), err: &TypeError{Got: "array"}},
+	{name: "document on an object", doc: `{"b":{}}`, path: path(mem("b"), jsonDoc), err: &TypeError{Got: "object"}},
+	{name: "document on a missing member", doc: `{}`, path: path(mem("b"), jsonDoc), err: &TypeError{Got: "null"}},
+	{name: "document past the end", doc: `[]`, path: path(idx(0), jsonDoc), err: &TypeError{Got: "null"}},
+	{name: "document on a member of a number", doc: `{"b":1}`, path: path(mem("b"), mem("c"), jsonDoc), err: &TypeError{Got: "null"}},
+	{name: "document on a document's missing member", doc: `{"b":"{}"}`, path: path(mem("b"), jsonDoc, mem("c"), jsonDoc), err: &TypeError{Got: "null"}},
+	{name: "document at the root on a number", doc: `1`, path: path(jsonDoc), err: &TypeError{Got: "number"}},
+	{name: "document on a number, text cut short", doc: `[1,`, path: path(idx(0), jsonDoc), err: &SyntaxError{}},
+	{name: "document on a missing member, text cut short", doc: `[{}`, path: path(idx(0), mem("b"), jsonDoc), err: &SyntaxError{}},
+	{name: "document on a number, document cut short", doc: `{"b":"[1,"}`, path: path(mem("b"), jsonDoc, idx(0), jsonDoc), err: &SyntaxError{Quoted: true}},
+
+	{name: "exact duplicate", doc: `{"a":1,"a":2}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "exact duplicate apart", doc: `{"a":1,"b":2,"a":3}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "escaped duplicate", doc: `{"order_id":"A","order\u005fid":"B"}`, path: path(mem("order_id")), err: &DuplicateNameError{}},
+	{name: "case variant alone", doc: `{"ORDER_ID":"A"}`, path: path(mem("order_id")), err: &DuplicateNameError{Variant: "ORDER_ID"}},
+	{name: "case variant after", doc: `{"order_id":"A","Order_Id":"B"}`, path: path(mem("order_id")), err: &DuplicateNameError{}},
+	{name: "case variant before", doc: `{"Order_Id":"B","order_id":"A"}`, path: path(mem("order_id")), err: &DuplicateNameError{}},
+	{name: "null case variant", doc: `{"a":1,"A":null}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "upper-case path", doc: `{"id":1}`, path: path(mem("ID")), err: &DuplicateNameError{Variant: "id"}},
+	{name: "Kelvin sign alone", doc: `{"\u212a":1}`, path: path(mem("k")), err: &DuplicateNameError{Variant: "\u212a"}},
+	{name: "Kelvin sign and k", doc: `{"k":1,"\u212a":2}`, path: path(mem("k")), err: &DuplicateNameError{}},
+	{name: "Kelvin sign in the path", doc: `{"k":1}`, path: path(mem("\u212a")), err: &DuplicateNameError{Variant: "k"}},
+	{name: "long s and s", doc: `{"sku":"A","\u017fku":"B"}`, path: path(mem("sku")), err: &DuplicateNameError{}},
+	{name: "long s alone", doc: `{"\u017fku":"B"}`, path: path(mem("sku")), err: &DuplicateNameError{Variant: "\u017fku"}},
+	{name: "lone surrogates", doc: `{"\ud800":1,"\udc00":2}`, path: path(mem("\ufffd")), err: &DuplicateNameError{}},
+	{name: "variant deeper on the path", doc: `{"a":{"B":1}}`, path: path(mem("a"), mem("b")), err: &DuplicateNameError{Variant: "B"}},
+	{name: "repeated object on the path", doc: `{"a":{"b":1},"a":{"c":2}}`, path: path(mem("a"), mem("b")), err: &DuplicateNameError{}},
+	{name: "variant object on the path", doc: `{"a":{"b":1},"A":{"b":2}}`, path: path(mem("a"), mem("b")), err: &DuplicateNameError{}},
+	{name: "variant in an element on the path", doc: `[{"id":1,"ID":2}]`, path: path(idx(0), mem("id")), err: &DuplicateNameError{}},
+	{name: "variant in a document", doc: `{"body":"{\"id\":1,\"ID\":2}"}`, path: path(mem("body"), jsonDoc, mem("id")), err: &DuplicateNameError{Quoted: true}},
+	{name: "variant of the member holding a document", doc: `{"body":"{}","Body":"{}"}`, path: path(mem("body"), jsonDoc), err: &DuplicateNameError{}},
+
+	{name: "folded pair beside the path", doc: `{"order_id":"A","x":1,"X":2}`, path: path(mem("order_id")), want: "A"},
+	{name: "exact pair beside the path", doc: `{"x":1,"order_id":"A","x":2}`, path: path(mem("order_id")), want: "A"},
+	{name: "folded longer name beside the path", doc: `{"id":1,"idx":2,"IDX":3}`, path: path(mem("id")), want: num("1")},
+	{name: "folded pair in a sibling", doc: `{"a":1,"b":{"c":1,"C":2}}`, path: path(mem("a")), want: num("1")},
+	{name: "folded pair in another element", doc: `[{"c":1,"C":2},{"d":1}]`, path: path(idx(1), mem("d")), want: num("1")},
+	{name: "folded pair beside a document", doc: `{"body":"{\"id\":1}","x":1,"X":2}`, path: path(mem("body"), jsonDoc, mem("id")), want: num("1")},
+	{name: "folded pair in a document beside the path", doc: `{"body":"{\"id\":1,\"x\":1,\"X\":2}"}`, path: path(mem("body"), jsonDoc, mem("id")), want: num("1")},
+	{name: "folded pair in another document", doc: `{"b":"{\"x\":1,\"X\":2}","c":"{\"d\":1}"}`, path: path(mem("c"), jsonDoc, mem("d")), want: num("1")},
+	{name: "dotted capital I is not i", doc: `{"\u0130":2,"i":1}`, path: path(mem("i")), want: num("1")},
+	{name: "sharp s is not ss", doc: `{"ss":1,"\u00df":2}`, path: path(mem("ss")), want: num("1")},
+
+	{name: "folded pair in the selected object", doc: `{"a":{"c":1,"C":2}}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "exact pair in the selected array", doc: `{"a":[{"c":1,"c":2}]}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "exact pair in the selected element", doc: `{"a":[{"c":1,"c":2}]}`, path: path(mem("a"), idx(0)), err: &DuplicateNameError{}},
+	{name: "Kelvin pair deep in the selection", doc: `{"a":{"b":{"k":1,"\u212a":2}}}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "folded pair in the selected document", doc: `{"body":"{\"x\":1,\"X\":2}"}`, path: path(mem("body"), jsonDoc), err: &DuplicateNameError{Quoted: true}},
+	{name: "folded pair in the whole text", doc: `{"a":1,"A":2}`, err: &DuplicateNameError{}},
+}
+
+func TestFind(t *testing.T) {
+	for _, tc := range findTests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Find([]byte(tc.doc), tc.path)
+			if tc.err == nil {
+				if err != nil {
+					t.Fatalf("Find(%q, %v): %v", tc.doc, tc.path, err)
+				}
+				if !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("Find(%q, %v) = %#v, want %#v", tc.doc, tc.path, got, tc.want)
+				}
+				return
+			}
+			if got != nil {
+				t.Errorf("Find(%q, %v) = %#v with an error", tc.doc, tc.path, got)
+			}
+			checkError(t, err, tc.err)
+		})
+	}
+}
+
+// checkError fails unless err is of want's type, with the fields that
+// matter equal.
+func checkError(t *testing.T, err, want error) {
+	t.Helper()
+	switch w := want.(type) {
+	case *SyntaxError:
+		var e *SyntaxError
+		if !errors.As(err, &e) {
+			t.Fatalf("error %v, want a *SyntaxError", err)
+		}
+		if e.Quoted != w.Quoted {
+			t.Errorf("SyntaxError %+v, want Quoted %v", *e, w.Quoted)
+		}
+	case *TypeError:
+		var e *TypeError
+		if !errors.As(err, &e) {
+			t.Fatalf("error %v, want a *TypeError", err)
+		}
+		if e.Got != w.Got {
+			t.Errorf("TypeError.Got = %q, want %q", e.Got, w.Got)
+		}
+	case *DuplicateNameError:
+		var e *DuplicateNameError
+		if !errors.As(err, &e) {
+			t.Fatalf("error %v, want a *DuplicateNameError", err)
+		}
+		if e.Quoted != w.Quoted || e.Variant != w.Variant {
+			t.Errorf("DuplicateNameError %+v, want Quoted %v, Variant %q", *e, w.Quoted, w.Variant)
+		}
+		if e.Variant == "" && e.Other == "" {
+			t.Errorf("DuplicateNameError %+v names no other member", *e)
+		}
+	default:
+		t.Fatalf("bad table: error %T", want)
+	}
+}
+
+// TestFindDuplicates runs Find, with an empty path, on every text that
+// Decode refuses for its names.
+func TestFindDuplicates(t *testing.T) {
+	for _, tc := range duplicateTests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Find([]byte(tc.doc), nil)
+			checkError(t, err, &DuplicateNameError{})
+		})
+	}
+}
+
+// TestStructView checks the fuzz tests' references against texts whose
+// reading is known: on the first eight, a struct reads another value than
+// a map does, and Find refuses them; the last two check a name that is
+// special in a struct tag and an element past the end.
+func TestStructView(t *testing.T) {
+	for _, tc := range []struct {
+		doc     string
+		path    []Step
+		want    string // the struct's reading; "" for none
+		mapView any
+	}{
+		{`{"A":1}`, path(mem("a")), `1`, nil},
+		{`{"\u212a":1}`, path(mem("k")), `1`, nil},
+		{`{"sku":1,"\u017fku":2}`, path(mem("sku")), `2`, num("1")},
+		{`{"a":1,"A":2}`, path(mem("a")), `2`, num("1")},
+		{`{"a":{"b":1},"a":null}`, path(mem("a"), mem("b")), `1`, nil},
+		{`{"a":{"b":1},"a":{"c":2}}`, path(mem("a"), mem("b")), `1`, nil},
+		{`{"b":"{\"A\":1}"}`, path(mem("b"), jsonDoc, mem("a")), `1`, nil},
+		{`[{"x":1},{"X":2}]`, path(idx(1), mem("x")), `2`, nil},
+		{`{"-":1}`, path(mem("-")), `1`, num("1")},
+		{`{"a":[1]}`, path(mem("a"), idx(1)), ``, nil},
+	} {
+		raw, ok, err := structView([]byte(tc.doc), tc.path)
+		if !ok || err != nil || string(raw) != tc.want {
+			t.Errorf("structView(%q, %v) = %s, %v, %v; want %s", tc.doc, tc.path, raw, ok, err, tc.want)
+		}
+		v, err := decodeStd([]byte(tc.doc))
+		if err == nil {
+			v, err = mapView(v, tc.path)
+		}
+		if err != nil || !reflect.DeepEqual(v, tc.mapView) {
+			t.Errorf("mapView(%q, %v) = %#v, %v; want %#v", tc.doc, tc.path, v, err, tc.mapView)
+		}
+		var facts pathFacts
+		if err := facts.follow(newDecoder([]byte(tc.doc)), tc.path); err != nil {
+			t.Fatal(err)
+		}
+		pair := facts.pair || facts.quotedPair
+		if _, err := Find([]byte(tc.doc), tc.path); pair != (err != nil) {
+			t.Errorf("Find(%q, %v): %v; the token stream shows a pair: %v", tc.doc, tc.path, err, pair)
+		}
+	}
+}
