@@ -23,8 +23,10 @@
 // fields, indexes and powertools_json calls, it follows the chain in one
 // pass and compares the names on the path and in the selected value only.
 // It does the same with the chain that starts an expression such as
-// `powertools_json(body).[amount,currency]`, then evaluates the rest on
-// what the chain selects. Other expressions decode, and check, the whole
+// `powertools_json(body).items[*].sku`, then evaluates the rest on what the
+// chain selects; a chain followed by a multi-select list of fields and
+// indexes, `powertools_json(body).[amount,currency]`, is followed as one
+// path per element. Other expressions decode, and check, the whole
 // document. powertools_json decodes its document the same way.
 //
 // [SearchJSONAll] evaluates several expressions on one document, read
