@@ -80,7 +80,7 @@ func (e *SyntaxError) Error() string {
 // duplicate). Other is "" when the path's name, Name, is present only in
 // a case variant, Variant.
 type DuplicateNameError struct {
-	Offset  int  // of the second member's name, or of the variant
+	Offset  int  // of the second member's name, or of the variant; -1 when unknown
 	Quoted  bool // in a document held in a string (a Document step)
 	Name    string
 	Other   string
@@ -88,19 +88,22 @@ type DuplicateNameError struct {
 }
 
 func (e *DuplicateNameError) Error() string {
-	where := ""
+	where := fmt.Sprintf(" at offset %d", e.Offset)
+	if e.Offset < 0 {
+		where = "" // found in a decoded value
+	}
 	if e.Quoted {
-		where = " in a JSON document held in a string"
+		where += " in a JSON document held in a string"
 	}
-	if e.Variant != "" {
-		return fmt.Sprintf("member %s at offset %d%s is a case variant of %s, which is absent: encoding/json would read it as %s",
-			strconv.QuoteToASCII(e.Variant), e.Offset, where, strconv.QuoteToASCII(e.Name), strconv.QuoteToASCII(e.Name))
+	name := strconv.QuoteToASCII(e.Name)
+	switch {
+	case e.Variant != "":
+		return fmt.Sprintf("member %s%s is a case variant of %s, which is absent: encoding/json would read it as %s",
+			strconv.QuoteToASCII(e.Variant), where, name, name)
+	case e.Name == e.Other:
+		return fmt.Sprintf("member name %s repeated%s", name, where)
 	}
-	if e.Name == e.Other {
-		return fmt.Sprintf("member name %s repeated at offset %d%s", strconv.QuoteToASCII(e.Name), e.Offset, where)
-	}
-	return fmt.Sprintf("member names %s and %s, at offset %d%s, are one name to encoding/json",
-		strconv.QuoteToASCII(e.Other), strconv.QuoteToASCII(e.Name), e.Offset, where)
+	return fmt.Sprintf("member names %s and %s%s are one name to encoding/json", strconv.QuoteToASCII(e.Other), name, where)
 }
 
 // TypeError reports a Document step on a value that is not a string: JSON
