@@ -135,8 +135,9 @@ func (e *engine) read(payload []byte) (key, validated any, err error) {
 	if e.validation != nil {
 		exprs = append(exprs, e.validation)
 	}
-	values := make([]any, len(exprs))
+	var values []any
 	if e.encoded {
+		values = make([]any, len(exprs))
 		doc, err := decodeJSON(payload)
 		if err != nil {
 			return nil, nil, &InvalidEventError{Expression: "@", Err: err}
