@@ -209,6 +209,11 @@ func foldName(name string) string {
 // different lengths never do; other names may (the Kelvin sign takes three
 // bytes, the "k" it folds to one).
 func sameFold[A, B string | []byte](a A, b B) bool {
+	// Names fold rune by rune: two ASCII first bytes that differ but for
+	// case settle it at once, as they do for most pairs of names.
+	if len(a) > 0 && len(b) > 0 && a[0] < utf8.RuneSelf && b[0] < utf8.RuneSelf && upper(a[0]) != upper(b[0]) {
+		return false
+	}
 	if isASCII(a) && isASCII(b) {
 		if len(a) != len(b) {
 			return false
