@@ -163,15 +163,7 @@ func (s *scanner) findMember(set []*query, k int) error {
 				state[j].variant, state[j].variantAt = string(key), at
 			}
 		}
-		if len(sub) > 0 {
-			err = s.find(sub, k+1)
-		} else {
-			err = s.skip()
-		}
-		if err != nil {
-			return err
-		}
-		if more, err = s.next('}'); err != nil {
+		if more, err = s.member(sub, k+1, '}'); err != nil {
 			return err
 		}
 	}
@@ -188,6 +180,21 @@ func (s *scanner) findMember(set []*query, k int) error {
 		}
 	}
 	return nil
+}
+
+// member reads the value of a member or element at s.i, taking the
+// queries of sub into it at step k (skipping it when there are none), and
+// the ',' or closing byte after it: more reports whether another follows.
+func (s *scanner) member(sub []*query, k int, closing byte) (more bool, err error) {
+	if len(sub) > 0 {
+		err = s.find(sub, k)
+	} else {
+		err = s.skip()
+	}
+	if err != nil {
+		return false, err
+	}
+	return s.next(closing)
 }
 
 // findElement takes the queries of set, each at an Index step k, into the
@@ -207,15 +214,7 @@ func (s *scanner) findElement(set []*query, k int) error {
 			}
 		}
 		var err error
-		if len(sub) > 0 {
-			err = s.find(sub, k+1)
-		} else {
-			err = s.skip()
-		}
-		if err != nil {
-			return err
-		}
-		if more, err = s.next(']'); err != nil {
+		if more, err = s.member(sub, k+1, ']'); err != nil {
 			return err
 		}
 	}
