@@ -44,6 +44,6 @@ func (e *engine) invocation(ctx context.Context, l *lease) context.Context {
 	if e.invoker != nil {
 		ctx = e.invoker.NewInvocation(ctx)
 	}
-	l.ctx = keyContext{Context: ctx, key: &l.rec.Key}
+	l.ctx = keyContext{Context: ctx, key: l.rec.Key, set: true}
 	return &l.ctx
 }

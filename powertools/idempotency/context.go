@@ -9,28 +9,35 @@ import (
 // its idempotency key.
 type keyContextKey struct{}
 
-// withKey returns ctx carrying the idempotency key for the handler. The
-// key goes in by pointer, usually to the Key of the invocation's record: a
-// string would be copied to the heap to fit in the context's interface
-// value, an allocation on every call.
-func withKey(ctx context.Context, key *string) context.Context {
-	return &keyContext{Context: ctx, key: key}
+// withKey returns ctx carrying the idempotency key for the handler.
+func withKey(ctx context.Context, key string) context.Context {
+	return &keyContext{Context: ctx, key: key, set: true}
 }
 
-// keyContext is a context carrying an idempotency key (nil for none). It is
-// a type of its own rather than context.WithValue so that an invocation's
-// [lease] can hold one and save an allocation on every first call. Only
-// Value differs from the parent; Done and Err are the parent's own, so the
-// context package's cancellation propagation sees through it as it sees
-// through WithValue.
+// keyContext is a context carrying an idempotency key, or hiding one when
+// set is false. It is a type of its own rather than context.WithValue so
+// that an invocation's [lease] can hold one and save an allocation on
+// every first call. Only Value differs from the parent; Done and Err are
+// the parent's own, so the context package's cancellation propagation sees
+// through it as it sees through WithValue.
+//
+// Its key is a copy, never written once the context is made: goroutines
+// the handler starts may read it after the handler has returned, while
+// the middleware rewrites the invocation's record.
 type keyContext struct {
 	context.Context
-	key *string
+	key string
+	set bool
 }
 
+// Value answers the key as a pointer to the context's own copy: a string
+// would be copied to the heap to fit in the interface value.
 func (c *keyContext) Value(k any) any {
 	if _, ok := k.(keyContextKey); ok {
-		return c.key
+		if !c.set {
+			return (*string)(nil)
+		}
+		return &c.key
 	}
 	return c.Context.Value(k)
 }
@@ -48,7 +55,7 @@ func withoutKey(ctx context.Context) context.Context {
 	if _, ok := KeyFromContext(ctx); !ok {
 		return ctx
 	}
-	return withKey(ctx, nil)
+	return &keyContext{Context: ctx}
 }
 
 // KeyFromContext returns the idempotency key of the invocation that ctx

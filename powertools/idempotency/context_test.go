@@ -39,3 +39,27 @@ func TestHandlerContextIsTheInvocations(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKeyFromContextAfterTheHandler checks that a goroutine the handler
+// starts may read the key after the handler has returned, while the
+// middleware completes the record: fire-and-forget logging, say. Run with
+// -race, which reported the key's record being rewritten under the read.
+func TestKeyFromContextAfterTheHandler(t *testing.T) {
+	read := make(chan string)
+	h := idempotency.Wrap(idempotencytest.NewStore(), func(ctx context.Context, _ struct{}) (string, error) {
+		go func() {
+			for i := 0; i < 1000; i++ {
+				idempotency.KeyFromContext(ctx)
+			}
+			key, _ := idempotency.KeyFromContext(ctx)
+			read <- key
+		}()
+		return "ok", nil
+	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("id"))
+	if _, err := h.Invoke(context.Background(), []byte(`{"id":"o-1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if key := <-read; key != keyOf("o-1") {
+		t.Errorf("KeyFromContext after the handler = %q, want %q", key, keyOf("o-1"))
+	}
+}

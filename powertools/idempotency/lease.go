@@ -14,5 +14,5 @@ import "time"
 type lease struct {
 	rec      Record
 	leaseEnd time.Time  // rec's lease end, which the final record does not carry
-	ctx      keyContext // the handler's context; its key points to rec.Key
+	ctx      keyContext // the handler's context, with a copy of rec.Key
 }

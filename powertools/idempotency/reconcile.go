@@ -77,7 +77,7 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 		}
 		return nil, false, storeError("reclaim", key, err)
 	}
-	resp, happened, err := e.reconcile(withKey(ctx, &rec.Key), key)
+	resp, happened, err := e.reconcile(withKey(ctx, key), key)
 	switch {
 	case err != nil:
 		e.hold(writeContext(ctx), l)
