@@ -69,3 +69,48 @@ func TestSearchLeavesDataAlone(t *testing.T) {
 		t.Errorf("data changed: %#v", data)
 	}
 }
+
+// TestConcurrentCompile compiles expressions from many goroutines at once,
+// as functions sharing a process do at cold start: the parser's scratch
+// slices come from a pool, and no two compilations may share one. Run
+// with -race; each result must search as one compiled alone does.
+func TestConcurrentCompile(t *testing.T) {
+	sources := []string{
+		"powertools_json(body).order_id",
+		"sort_by(powertools_json(body).items, &price)[*].sku",
+		"{id: requestContext.requestId, m: httpMethod, h: headers.*}",
+		"Records[?messageId != `null`].[messageId, powertools_json(body).a]",
+		"`[1, {\"a\": 2}]`",
+		"length(keys(headers)) > `3` && !isBase64Encoded",
+	}
+	data, err := decodeStd(apiEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]any, len(sources))
+	for i, src := range sources {
+		if want[i], err = MustCompile(src).Search(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < 200; n++ {
+				i := (g + n) % len(sources)
+				e, err := Compile(sources[i])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got, err := e.Search(data); err != nil || !reflect.DeepEqual(got, want[i]) || e.String() != sources[i] {
+					t.Errorf("%s compiled concurrently: %#v, %v; want %#v", sources[i], got, err, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -53,6 +53,9 @@ func TestLeaseWithoutDeadlineWarnsOnce(t *testing.T) {
 		}
 	}
 	want := f.clock.Now().Add(90 * time.Second)
+	if len(*seen) != 2 {
+		t.Fatalf("saw %d leases, want one per invocation, 2", len(*seen))
+	}
 	for _, got := range *seen {
 		if !got.Equal(want) {
 			t.Errorf("lease ends %v, want now + WithLease = %v", got, want)
