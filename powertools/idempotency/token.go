@@ -3,6 +3,7 @@ package idempotency
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"sync/atomic"
 	"time"
 )
@@ -56,5 +57,5 @@ func (s *tokenSource) put(dst []byte, now time.Time) {
 	var b [tokenLen / 2]byte
 	binary.BigEndian.PutUint64(b[:8], s.random^uint64(now.UnixNano()))
 	binary.BigEndian.PutUint64(b[8:], s.next.Add(1))
-	encodeHex(dst, b[:])
+	hex.Encode(dst, b[:])
 }
