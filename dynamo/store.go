@@ -101,7 +101,7 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 		}
 		if len(old) > 0 {
 			existing, err := s.opts.decode(rec.Key, old)
-			if err != nil || !replaceable(existing, now) || attempt == 2 {
+			if err != nil || existing.Live(now) || attempt == 2 {
 				return existing, err
 			}
 		} else if attempt == 2 {
@@ -110,14 +110,6 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 		// The record read after the put no longer blocks it: it went, or
 		// expired, in between. One more put settles it.
 	}
-}
-
-// replaceable is Acquire's condition, for a record read back with GetItem.
-func replaceable(rec *idempotency.Record, now time.Time) bool {
-	if !rec.Expiry.IsZero() && rec.Expiry.Unix() <= now.Unix() {
-		return true
-	}
-	return rec.Status == idempotency.StatusInProgress && (rec.LeaseEnd.IsZero() || rec.LeaseEnd.UnixMilli() <= now.UnixMilli())
 }
 
 // Complete replaces the record with rec, with one PutItem conditioned on
@@ -153,12 +145,8 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 }
 
 // completePut builds Complete's write as a [types.Put], the element type of
-// TransactWriteItems, so that a later feature can commit the handler's own
-// writes in the same transaction as the COMPLETE record: send
-// types.TransactWriteItem{Put: &put} with them. A failed condition then
-// comes back as a TransactionCanceledException whose CancellationReasons
-// entry for this item has Code "ConditionalCheckFailed"; requestError must
-// map that to ErrLeaseLost too.
+// TransactWriteItems, so that commit (commit.go) can send the COMPLETE
+// record in the same transaction as the handler's staged writes.
 func (s *Store) completePut(rec *idempotency.Record) (types.Put, error) {
 	if rec.Key == "" {
 		return types.Put{}, errEmptyKey

@@ -95,7 +95,7 @@ type TransactionError struct {
 func (e *TransactionError) Error() string {
 	msg := fmt.Sprintf("dynamo: TransactWriteItems refused (%s: %s); nothing was committed", e.Code, e.Message)
 	if e.Code == "UnknownOperationException" {
-		msg += "; the server does not support transactions (dynalite does not)"
+		msg += "; the server does not support transactions"
 	}
 	return msg
 }

@@ -92,13 +92,13 @@ func WithDeadlineMargin(d time.Duration) Option {
 	}
 }
 
-// WithLogger sets the logger for failed records (default [slog.Default]).
-// To log nothing, pass slog.New(slog.DiscardHandler).
+// WithLogger sets the logger for failed records. To log nothing, pass
+// slog.New(slog.DiscardHandler). Nil restores the default, as in the
+// idempotency package.
+//
+// Default: slog.Default(), looked up when logging.
 func WithLogger(l *slog.Logger) Option {
 	return func(p *Processor) error {
-		if l == nil {
-			return &ConfigError{Name: "WithLogger", Err: errors.New("logger is nil")}
-		}
 		p.logger = l
 		return nil
 	}

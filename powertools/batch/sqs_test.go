@@ -172,7 +172,6 @@ func TestSQSHandler(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for name, opt := range map[string]batch.Option{
 		"WithConcurrency":    batch.WithConcurrency(0),
-		"WithLogger":         batch.WithLogger(nil),
 		"WithDeadlineMargin": batch.WithDeadlineMargin(-time.Second),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -191,6 +190,11 @@ func TestConfigErrors(t *testing.T) {
 			t.Error("SQSHandler did not panic")
 		})
 	}
+	t.Run("nil logger is the default", func(t *testing.T) {
+		if _, err := batch.New(batch.WithLogger(nil)); err != nil {
+			t.Errorf("New(WithLogger(nil)) = %v, want the default logger, as in the idempotency package", err)
+		}
+	})
 	t.Run("nil function", func(t *testing.T) {
 		for name, build := range map[string]func(){
 			"SQSHandler":      func() { batch.SQSHandler(nil) },

@@ -38,7 +38,7 @@ func (c *cache) get(key string, now time.Time) *Record {
 		return nil
 	}
 	rec := el.Value.(*Record)
-	if !rec.live(now) {
+	if !rec.Live(now) {
 		c.order.Remove(el)
 		delete(c.entries, key)
 		return nil

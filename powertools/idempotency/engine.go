@@ -106,7 +106,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			// whose answer was lost: either way the lease is ours.
 			break
 		}
-		if existing.live(now) {
+		if existing.Live(now) {
 			if existing.Status == StatusUncertain {
 				resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
 				return result{response: resp, key: key, replayed: !ran}, err

@@ -49,9 +49,15 @@ type Record struct {
 	PayloadHash string
 }
 
-// live reports whether r still holds its key at now: a COMPLETE record
-// until its expiry, an IN_PROGRESS record until its lease or its expiry ends.
-func (r *Record) live(now time.Time) bool {
+// Live reports whether r still holds its key at now: a COMPLETE or
+// UNCERTAIN record until its expiry, an IN_PROGRESS record until its lease
+// or its expiry ends, whichever comes first. A zero Expiry never ends; an
+// IN_PROGRESS record with a zero LeaseEnd is not live. A Store's Acquire
+// writes over exactly the records that are not live at the now it is
+// given, comparing the times as it stores them (DynamoDB's: Expiry in
+// whole seconds, LeaseEnd in whole milliseconds, for which these
+// comparisons give the same answer on the truncated now).
+func (r *Record) Live(now time.Time) bool {
 	if !now.Before(r.Expiry) && !r.Expiry.IsZero() {
 		return false
 	}

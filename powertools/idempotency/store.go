@@ -20,8 +20,8 @@ import (
 // checks a Store against these rules.
 type Store interface {
 	// Acquire writes rec, an IN_PROGRESS record, unless a live record holds
-	// rec.Key at now. A record is live while now is before its Expiry and,
-	// for IN_PROGRESS, before its LeaseEnd. Acquire returns (nil, nil) when
+	// rec.Key at now ([Record.Live]: while now is before its Expiry and,
+	// for IN_PROGRESS, before its LeaseEnd). Acquire returns (nil, nil) when
 	// rec was written, and the live record (with a nil error) when one
 	// exists. A record that cannot be decoded gives an error that matches
 	// [ErrCorruptedRecord].

@@ -95,7 +95,8 @@ func (p packed) leaseEnd() time.Time {
 	return time.UnixMilli(int64(binary.LittleEndian.Uint64(p[9:17]))).UTC()
 }
 
-// replaceable is the DynamoDB store's Acquire condition: no live record.
+// replaceable is the DynamoDB store's Acquire condition: no live record,
+// as idempotency.Record.Live says, on the packed bytes.
 // The times are kept truncated, and for a whole number of seconds (or
 // milliseconds) e, now < e exactly when the truncated now is.
 func (p packed) replaceable(now time.Time) bool {
