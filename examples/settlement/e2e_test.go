@@ -68,11 +68,23 @@ func newWorld(t *testing.T) *world {
 	if err := dynamo.CreateTable(ctx, w.db, func(o *dynamo.Options) { o.TableName = w.table }); err != nil {
 		t.Fatal(err)
 	}
+	// The test's ledger is keyed on the settlement and the time of the run
+	// that wrote the movement, unlike template.yaml's, keyed on the
+	// settlement alone: there the movement's attribute_not_exists condition
+	// would make a second run's movement fail (or an unconditioned one
+	// overwrite the first), hiding it. Here every run that commits leaves a
+	// row of its own, so the rows count the effects.
 	if _, err := w.db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String(w.ledger),
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("settlement_id"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("settlement_id"), KeyType: types.KeyTypeHash}},
-		BillingMode:          types.BillingModePayPerRequest,
+		TableName: aws.String(w.ledger),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("settlement_id"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("settled_at"), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("settlement_id"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("settled_at"), KeyType: types.KeyTypeRange},
+		},
+		BillingMode: types.BillingModePayPerRequest,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -182,28 +194,33 @@ func (w *world) settle(id string, cents int64) answer {
 	}
 }
 
-// movements returns the ledger's movements, by settlement id.
-func (w *world) movements() map[string]int64 {
+// ledgerRow is one row of the test's ledger: one committed run.
+type ledgerRow struct {
+	id    string
+	cents int64
+}
+
+// movements returns the ledger's rows, one per run that committed.
+func (w *world) movements() []ledgerRow {
 	w.t.Helper()
 	out, err := w.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(w.ledger), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	m := map[string]int64{}
+	var rows []ledgerRow
 	for _, item := range out.Items {
-		id := item["settlement_id"].(*types.AttributeValueMemberS).Value
-		var cents int64
-		fmt.Sscan(item["amount_cents"].(*types.AttributeValueMemberN).Value, &cents)
-		m[id] = cents
+		m := ledgerRow{id: item["settlement_id"].(*types.AttributeValueMemberS).Value}
+		fmt.Sscan(item["amount_cents"].(*types.AttributeValueMemberN).Value, &m.cents)
+		rows = append(rows, m)
 	}
-	return m
+	return rows
 }
 
 // wantOneMovement checks the end state: one movement for id, of cents, and
 // a COMPLETE receipt whose stored response is got.
 func (w *world) wantOneMovement(id string, cents int64, got answer) {
 	w.t.Helper()
-	if m := w.movements(); len(m) != 1 || m[id] != cents {
+	if m := w.movements(); len(m) != 1 || m[0] != (ledgerRow{id, cents}) {
 		w.t.Errorf("ledger %v, want one movement of %d for %s", m, cents, id)
 	}
 	out, err := w.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(w.table), ConsistentRead: aws.Bool(true)})
