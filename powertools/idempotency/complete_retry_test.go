@@ -54,12 +54,17 @@ func TestCompleteRetried(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := idempotencytest.NewStore()
 			store := &flakyCompleteStore{Store: mem, failures: tc.failures, err: tc.err}
+			start := time.Now()
 			logs := &logRecorder{}
 			var runs atomic.Int32
 			h := idempotency.Wrap(store, func(_ context.Context, o order) (receipt, error) {
 				runs.Add(1)
 				return receipt{OrderID: o.OrderID, Charged: o.Amount}, nil
-			}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithLogger(slog.New(logs)))
+			}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithLogger(slog.New(logs)),
+				// The records' clock stands still, so that the duplicate
+				// below finds the lease live however slow the machine;
+				// the retries measure the deadline on the real clock.
+				idempotency.WithClock(func() time.Time { return start }))
 			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
 			defer cancel()
 			event := []byte(`{"order_id":"o-1","amount":2}`)
@@ -77,9 +82,12 @@ func TestCompleteRetried(t *testing.T) {
 			if got := len(logs.at(slog.LevelError)) == 1; got != tc.wantErrorLog {
 				t.Errorf("error logged: %v, want %v (%+v)", got, tc.wantErrorLog, logs.at(slog.LevelError))
 			}
-			// A duplicate within the lease: the replay once stored, else
+			// A duplicate within the lease, a later invocation with a
+			// deadline of its own: the replay once stored, else
 			// InProgressError; never a second run.
-			resp, err = h.Invoke(ctx, event)
+			dupCtx, cancelDup := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancelDup()
+			resp, err = h.Invoke(dupCtx, event)
 			switch tc.wantStatus {
 			case idempotency.StatusComplete:
 				if err != nil || string(resp) != `{"order_id":"o-1","charged":2}` {

@@ -9,8 +9,12 @@ import (
 )
 
 func TestKillFindsTheProcessByItsExecutable(t *testing.T) {
-	// A copy of the echo function: its own path, as a crash test has.
-	path := (&Binary{Dir: "testdata/echo"}).Copy(t)
+	// A copy of the echo function: its own path, as a crash test has. The
+	// build itself is removed at once, as a package's TestMain removes
+	// its shared one.
+	echo := &Binary{Dir: "testdata/echo"}
+	path := echo.Copy(t)
+	echo.Remove()
 	// A runtime API that never answers keeps the function waiting for its
 	// first invocation, alive until killed.
 	api, err := net.Listen("tcp", "127.0.0.1:0")
