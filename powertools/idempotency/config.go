@@ -2,6 +2,8 @@ package idempotency
 
 import (
 	"errors"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopowertools/lambda/jmespath"
@@ -58,6 +60,9 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 		}
 		e.disabled = d
 	}
+	if e.disabled {
+		warnDisabled(e.log())
+	}
 
 	if o.expiresAfter != nil {
 		if *o.expiresAfter < time.Second {
@@ -110,6 +115,19 @@ func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, 
 		return nil, &ConfigError{Name: "WithReconcile", Err: errors.New("the store cannot take over an UNCERTAIN record: it does not implement UncertainStore")}
 	}
 	return e, nil
+}
+
+// disabledWarned makes the warning that idempotency is off once per process.
+var disabledWarned atomic.Bool
+
+// warnDisabled warns, once per process, that idempotency is off, unless
+// POWERTOOLS_DEV marks a development environment: nothing should switch a
+// payment function's protection off silently.
+func warnDisabled(log *slog.Logger) {
+	if dev, _, _ := envBool(envDev); dev || !disabledWarned.CompareAndSwap(false, true) {
+		return
+	}
+	log.Warn("idempotency: disabled (WithDisabled or "+envDisabled+"): handlers run on every event, duplicates included; meant for development, where "+envDev+" silences this warning", "variable", envDisabled)
 }
 
 // wholeEvent is the key expression when none is set: all of the event.

@@ -100,7 +100,10 @@
 // Read once, when a wrapper is built; an option given in code wins, and an
 // invalid value is a [*ConfigError] naming the variable:
 //
-//   - POWERTOOLS_IDEMPOTENCY_DISABLED: true or 1 runs handlers directly.
+//   - POWERTOOLS_IDEMPOTENCY_DISABLED: 1, t, true, y, yes or on (any case)
+//     runs handlers directly; 0, f, false, n, no or off does not. Switched
+//     off, by the variable or [WithDisabled], the package logs a warning
+//     once per process unless POWERTOOLS_DEV is true.
 //   - POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH: the handler's key expression.
 //   - POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH: the handler's
 //     payload validation expression.

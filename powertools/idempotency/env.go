@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,6 +18,9 @@ const (
 	envExpiresAfter = "POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER"
 	envKeyPrefix    = "POWERTOOLS_IDEMPOTENCY_KEY_PREFIX"
 	envFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
+	// envDev marks a development environment, as in every Powertools
+	// runtime: there, switching idempotency off needs no warning.
+	envDev = "POWERTOOLS_DEV"
 )
 
 // envString returns the variable's value and whether it is set and not
@@ -27,18 +30,21 @@ func envString(name string) (string, bool) {
 	return v, ok && v != ""
 }
 
-// envBool reads a boolean variable: 1, t, true, 0, f, false in any of the
-// cases strconv.ParseBool accepts.
+// envBool reads a boolean variable with the spellings Powertools accepts
+// (Python's strtobool), in any case: 1, t, true, y, yes, on, and 0, f,
+// false, n, no, off.
 func envBool(name string) (value, set bool, err error) {
 	v, ok := envString(name)
 	if !ok {
 		return false, false, nil
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, false, &ConfigError{Name: name, Err: fmt.Errorf("%q is not a boolean (want true, false, 1 or 0)", v)}
+	switch strings.ToLower(v) {
+	case "1", "t", "true", "y", "yes", "on":
+		return true, true, nil
+	case "0", "f", "false", "n", "no", "off":
+		return false, true, nil
 	}
-	return b, true, nil
+	return false, false, &ConfigError{Name: name, Err: fmt.Errorf("%q is not a boolean (want one of 1, t, true, y, yes, on, 0, f, false, n, no, off)", v)}
 }
 
 // envDuration reads a Go duration such as 1h or 90m.

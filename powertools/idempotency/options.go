@@ -143,7 +143,11 @@ func WithLogger(l *slog.Logger) Option {
 // WithDisabled turns idempotency off: the handler runs directly, with no
 // store calls, as when testing locally.
 //
-// Default: POWERTOOLS_IDEMPOTENCY_DISABLED (true or 1 turns it off), else
+// Idempotency switched off logs a warning once per process, unless
+// POWERTOOLS_DEV is true.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_DISABLED (1, t, true, y, yes or on, in
+// any case, turns it off), else
 // enabled.
 func WithDisabled(disabled bool) Option {
 	return func(o *options) { o.disabled = &disabled }
