@@ -173,3 +173,30 @@ func TestMustCompilePanics(t *testing.T) {
 	}()
 	MustCompile("a.")
 }
+
+// TestHyphenatedNameHint checks that the syntax error of a name with a
+// hyphen, which JMESPath reads as a minus, says how to write it.
+func TestHyphenatedNameHint(t *testing.T) {
+	tests := []struct{ expr, hint string }{
+		{"headers.idempotency-key", `headers."idempotency-key"`},
+		{"requestContext.request-id.x", `requestContext."request-id".x`},
+		{"x-api-key", `"x-api-key"`},
+		{"a[-]", ""},
+		{"a - 1", ""},
+	}
+	for _, tc := range tests {
+		_, err := Compile(tc.expr)
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Fatalf("Compile(%q) = %v, want a *SyntaxError", tc.expr, err)
+		}
+		if got := strings.Contains(se.Msg, "must be quoted: "+tc.hint); got != (tc.hint != "") {
+			t.Errorf("Compile(%q): %q, want the hint %q", tc.expr, se.Msg, tc.hint)
+		}
+		if tc.hint != "" {
+			if _, err := Compile(tc.hint); err != nil {
+				t.Errorf("the hint %q does not compile: %v", tc.hint, err)
+			}
+		}
+	}
+}

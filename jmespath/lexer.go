@@ -1,6 +1,7 @@
 package jmespath
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -208,10 +209,32 @@ func (lx *lexer) number() token {
 	start := lx.pos
 	val, end, msg := readInt(lx.src, start)
 	if msg != "" {
-		return lx.fail(start, msg)
+		return lx.fail(start, msg+hyphenHint(lx.src, start))
 	}
 	lx.pos = end
 	return token{kind: tNumber, pos: int32(start), end: int32(end), val: val}
+}
+
+// hyphenHint is what a syntax error at a '-' at src[at] adds when the
+// '-' joins two parts of a name, as in headers.idempotency-key: JMESPath
+// reads it as a minus, and the name has to be quoted.
+func hyphenHint(src string, at int) string {
+	isName := func(c byte) bool { return c == '_' || isDigit(c) || 'a' <= c|0x20 && c|0x20 <= 'z' }
+	if src[at] != '-' || at == 0 || !isName(src[at-1]) || at+1 == len(src) || !isName(src[at+1]) {
+		return ""
+	}
+	start, end := at, at
+	for start > 0 && isName(src[start-1]) {
+		start--
+	}
+	for end < len(src) && (isName(src[end]) || src[end] == '-') {
+		end++
+	}
+	name := src[start:end]
+	if isDigit(name[0]) {
+		return ""
+	}
+	return fmt.Sprintf(`; a name with '-' in it must be quoted: %s"%s"%s`, src[:start], name, src[end:])
 }
 
 // bracket reads the '[' at lx.pos. "[n]", written without spaces, the

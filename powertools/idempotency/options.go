@@ -147,8 +147,7 @@ func WithLogger(l *slog.Logger) Option {
 // POWERTOOLS_DEV is true.
 //
 // Default: POWERTOOLS_IDEMPOTENCY_DISABLED (1, t, true, y, yes or on, in
-// any case, turns it off), else
-// enabled.
+// any case, turns it off), else enabled.
 func WithDisabled(disabled bool) Option {
 	return func(o *options) { o.disabled = &disabled }
 }
