@@ -18,7 +18,43 @@ var (
 	ErrPanic = errors.New("batch: record function panicked")
 	// ErrConfig marks an invalid option.
 	ErrConfig = errors.New("batch: invalid configuration")
+	// ErrNoRecords means the event has no Records array at all (it is
+	// absent or null), as when a trigger of another kind is routed to the
+	// handler. An empty array is an empty batch.
+	ErrNoRecords = errors.New("batch: the event has no Records array")
+	// ErrNoIdentifier means a failed record has no identifier to report
+	// in batchItemFailures: Lambda would read an empty one as a failure of
+	// the whole batch while the invocation looked successful.
+	ErrNoIdentifier = errors.New("batch: a failed record has no identifier")
 )
+
+// NoRecordsError is returned by [Result.Err] for an event without a
+// Records array. Source is the kind of event the handler expected: "SQS",
+// "Kinesis" or "DynamoDB Streams".
+type NoRecordsError struct {
+	Source string
+}
+
+func (e *NoRecordsError) Error() string {
+	return fmt.Sprintf("batch: the event has no Records array, as every %s event has (is another trigger routed to this function?)", e.Source)
+}
+
+func (e *NoRecordsError) Is(target error) bool { return target == ErrNoRecords }
+
+// NoIdentifierError is returned by [Result.Err] when a failed record has
+// no identifier: the handler fails, so that Lambda retries the whole
+// batch, rather than report an empty itemIdentifier.
+type NoIdentifierError struct {
+	Failure *RecordError
+}
+
+func (e *NoIdentifierError) Error() string {
+	return fmt.Sprintf("batch: record %d failed and has no identifier to report: %v", e.Failure.Index, e.Failure.Err)
+}
+
+func (e *NoIdentifierError) Is(target error) bool { return target == ErrNoIdentifier }
+
+func (e *NoIdentifierError) Unwrap() error { return e.Failure }
 
 // RecordError is the failure of one record. ID is the identifier Lambda
 // expects in batchItemFailures: the SQS message id, or the Kinesis or

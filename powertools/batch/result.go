@@ -9,13 +9,26 @@ type Result struct {
 	// Failures holds the failed records in record order, skipped FIFO
 	// records included. Nil when every record succeeded.
 	Failures []*RecordError
+
+	// noRecords is the kind of event, when it had no Records array.
+	noRecords string
 }
 
-// Err returns a [*BatchError] when every record of a non-empty batch
-// failed, and nil otherwise. A handler returns it next to the response:
-// with an error Lambda retries the whole batch, without one it retries
-// only the records in batchItemFailures.
+// Err returns a [*NoRecordsError] for an event without a Records array, a
+// [*NoIdentifierError] when a failed record has no identifier to report,
+// a [*BatchError] when every record of a non-empty batch failed, and nil
+// otherwise. A handler returns it next to the response: with an error
+// Lambda retries the whole batch, without one it retries only the records
+// in batchItemFailures.
 func (r *Result) Err() error {
+	if r.noRecords != "" {
+		return &NoRecordsError{Source: r.noRecords}
+	}
+	for _, f := range r.Failures {
+		if f.ID == "" {
+			return &NoIdentifierError{Failure: f}
+		}
+	}
 	if r.Total > 0 && len(r.Failures) == r.Total {
 		return &BatchError{Failures: r.Failures}
 	}

@@ -14,6 +14,9 @@ type SQSFunc func(ctx context.Context, msg events.SQSMessage) error
 // SQS runs fn on every message of event, by the rules in the package doc.
 // A queue whose ARN ends in ".fifo" gets the FIFO rules.
 func (p *Processor) SQS(ctx context.Context, event events.SQSEvent, fn SQSFunc) *Result {
+	if event.Records == nil {
+		return &Result{noRecords: "SQS"}
+	}
 	fifo := len(event.Records) > 0 && strings.HasSuffix(event.Records[0].EventSourceARN, ".fifo")
 	return p.run(ctx, &sqsRecords{msgs: event.Records, fn: fn}, fifo)
 }

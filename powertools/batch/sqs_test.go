@@ -25,7 +25,7 @@ var errBoom = errors.New("boom")
 
 // sqsEvent builds an event from "id" or "id@group" specs.
 func sqsEvent(arn string, specs ...string) events.SQSEvent {
-	var ev events.SQSEvent
+	ev := events.SQSEvent{Records: []events.SQSMessage{}} // no specs: an empty batch
 	for _, s := range specs {
 		id, group, _ := strings.Cut(s, "@")
 		msg := events.SQSMessage{MessageId: id, Body: id, EventSourceARN: arn, Attributes: map[string]string{}}

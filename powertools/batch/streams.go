@@ -16,12 +16,18 @@ type DynamoDBFunc func(ctx context.Context, rec events.DynamoDBEventRecord) erro
 // Kinesis runs fn on every record of event, by the rules in the package
 // doc. Failures are identified by sequence number.
 func (p *Processor) Kinesis(ctx context.Context, event events.KinesisEvent, fn KinesisFunc) *Result {
+	if event.Records == nil {
+		return &Result{noRecords: "Kinesis"}
+	}
 	return p.run(ctx, &kinesisRecords{recs: event.Records, fn: fn}, false)
 }
 
 // DynamoDB runs fn on every record of event, by the rules in the package
 // doc. Failures are identified by sequence number.
 func (p *Processor) DynamoDB(ctx context.Context, event events.DynamoDBEvent, fn DynamoDBFunc) *Result {
+	if event.Records == nil {
+		return &Result{noRecords: "DynamoDB Streams"}
+	}
 	return p.run(ctx, &dynamoDBRecords{recs: event.Records, fn: fn}, false)
 }
 

@@ -92,7 +92,7 @@ func TestStreamsAllFailAndPanics(t *testing.T) {
 		t.Errorf("kinesis: err = %v, want ErrAllFailed wrapping ErrPanic", err)
 	}
 	ddb := batch.DynamoDBHandler(func(context.Context, events.DynamoDBEventRecord) error { return errBoom }, quiet())
-	resp, err := ddb(ctx, events.DynamoDBEvent{})
+	resp, err := ddb(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{}})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Errorf("empty dynamodb batch: %+v, %v; want success", resp, err)
 	}
