@@ -110,6 +110,11 @@ type leaseLedger struct {
 	leases       map[string]int
 	failedWrites map[string]int // Acquire, Complete or Release that returned an error
 	failedOps    map[string]int // the same, by operation
+	// failedCompletes counts, per key, the Completes that returned an
+	// error: the one failure after which a charge may run again, since
+	// the response was never stored (a failed Acquire runs nothing, and a
+	// Release follows a handler that charged nothing).
+	failedCompletes map[string]int
 	// ownFound counts the Acquires that met the invocation's own record:
 	// an earlier attempt's put was applied but its reply lost.
 	ownFound int
@@ -138,6 +143,7 @@ func (l *leaseLedger) Complete(ctx context.Context, rec *idempotency.Record) err
 		l.mu.Lock()
 		l.failedWrites[rec.Key]++
 		l.failedOps["complete"]++
+		l.failedCompletes[rec.Key]++
 		l.mu.Unlock()
 	}
 	return err
@@ -175,7 +181,8 @@ func TestSoak(t *testing.T) {
 	w := newFaultWorld(t, srv, faultproxy.WithSeed(s.seed))
 	w.t = t
 	plan, keys := soakPlan(s)
-	ledger := &leaseLedger{Store: w.store, leases: map[string]int{}, failedWrites: map[string]int{}, failedOps: map[string]int{}}
+	ledger := &leaseLedger{Store: w.store, leases: map[string]int{}, failedWrites: map[string]int{},
+		failedOps: map[string]int{}, failedCompletes: map[string]int{}}
 	h := idempotency.Wrap(ledger, w.handler,
 		idempotency.WithEventKey("id"),
 		idempotency.WithKeyPrefix(faultPrefix),
@@ -271,14 +278,14 @@ func TestSoak(t *testing.T) {
 	for i := range keys {
 		id := fmt.Sprintf("o%d", i)
 		key := w.key(id)
-		effects, leases, failed := w.effects[id], ledger.leases[key], ledger.failedWrites[key]
+		effects, leases, failed := w.effects[id], ledger.leases[key], ledger.failedCompletes[key]
 		if effects > leases {
 			t.Errorf("order %s charged %d times under %d leases", id, effects, leases)
 		}
-		// A second charge is allowed only after a write the library
+		// A second charge is allowed only after a completion the library
 		// could not make: the response was never stored.
 		if effects > 1+failed {
-			t.Errorf("order %s charged %d times with %d failed writes", id, effects, failed)
+			t.Errorf("order %s charged %d times with %d failed completions", id, effects, failed)
 		}
 		extra += effects - 1
 		effectsTotal += effects
