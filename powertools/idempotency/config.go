@@ -2,7 +2,9 @@ package idempotency
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -28,13 +30,17 @@ const (
 
 // build resolves opts against the environment and the defaults into an
 // engine, or returns the first problem as a *ConfigError. name is the
-// function wrapper's name, the key prefix of a funcKind.
-func build(store Store, kind wrapperKind, name string, opts []Option) (*engine, error) {
+// function wrapper's name, the key prefix of a funcKind; out is the
+// wrapped function's result type.
+func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []Option) (*engine, error) {
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
+	}
+	if o.reconcileOut != nil && o.reconcileOut != out {
+		return nil, &ConfigError{Name: "WithReconcile", Err: fmt.Errorf("its function returns %v, the wrapped function %v: every duplicate of an UNCERTAIN record would get a result it cannot decode", o.reconcileOut, out)}
 	}
 	e := &engine{
 		store:        store,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // WrapFunc makes fn idempotent on its argument, for an effect inside a
@@ -33,7 +34,7 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 	if fn == nil {
 		return nil, &ConfigError{Name: "fn", Err: errors.New("function is nil")}
 	}
-	e, err := build(store, funcKind, name, opts)
+	e, err := build(store, funcKind, name, reflect.TypeFor[Out](), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package idempotency
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"time"
 )
 
@@ -24,6 +25,7 @@ type options struct {
 	cacheSize    int
 	replayHook   func(context.Context, *Record)
 	reconcile    reconcileFunc
+	reconcileOut reflect.Type // the Out of WithReconcile's function
 	clock        func() time.Time
 	logger       *slog.Logger
 	disabled     *bool

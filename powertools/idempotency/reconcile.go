@@ -3,6 +3,7 @@ package idempotency
 import (
 	"context"
 	"errors"
+	"reflect"
 	"time"
 )
 
@@ -23,8 +24,11 @@ type reconcileFunc func(ctx context.Context, key string) (resp []byte, happened 
 //   - it cannot tell: return an error. The record stays UNCERTAIN and the
 //     duplicate gets an [*UncertainError] wrapping the error.
 //
-// Out should be the wrapped handler's Out. The store must implement
-// [UncertainStore], or building the wrapper fails with a [*ConfigError].
+// Out must be the wrapped handler's (or function's) Out, and the store must
+// implement [UncertainStore]; otherwise building the wrapper fails with a
+// [*ConfigError], rather than every duplicate failing to decode the
+// reconciled result for the whole expiry window. (Go cannot check the type
+// when the code compiles: an option does not know the handler's types.)
 //
 // Default: none: an UNCERTAIN key is resolved by an operator, who deletes
 // the record (the next duplicate runs the handler) once the downstream
@@ -32,9 +36,10 @@ type reconcileFunc func(ctx context.Context, key string) (resp []byte, happened 
 func WithReconcile[Out any](fn func(ctx context.Context, key string) (result Out, happened bool, err error)) Option {
 	return func(o *options) {
 		if fn == nil {
-			o.reconcile = nil
+			o.reconcile, o.reconcileOut = nil, nil
 			return
 		}
+		o.reconcileOut = reflect.TypeFor[Out]()
 		o.reconcile = func(ctx context.Context, key string) ([]byte, bool, error) {
 			out, happened, err := fn(ctx, key)
 			if err != nil || !happened {

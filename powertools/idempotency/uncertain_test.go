@@ -178,3 +178,23 @@ func TestUncertain(t *testing.T) {
 		}
 	})
 }
+
+// TestReconcileTypeChecked checks that a reconcile function whose result
+// is not the wrapped function's fails when the wrapper is built, not on
+// every duplicate of an UNCERTAIN record for the whole expiry window.
+func TestReconcileTypeChecked(t *testing.T) {
+	handler := func(context.Context, order) (receipt, error) { return receipt{}, nil }
+	wrong := idempotency.WithReconcile(func(context.Context, string) (string, bool, error) { return "", false, nil })
+	right := idempotency.WithReconcile(func(context.Context, string) (receipt, bool, error) { return receipt{}, false, nil })
+	store := idempotencytest.NewStore()
+	var ce *idempotency.ConfigError
+	if _, err := idempotency.New(store, handler, idempotency.WithKeyPrefix(prefix), wrong); !errors.As(err, &ce) || ce.Name != "WithReconcile" {
+		t.Errorf("New with a reconcile of string for a handler of receipt = %v, want a *ConfigError for WithReconcile", err)
+	}
+	if _, err := idempotency.NewFunc("charge", store, handler, wrong); !errors.As(err, &ce) || ce.Name != "WithReconcile" {
+		t.Errorf("NewFunc with a reconcile of string for a function of receipt = %v, want a *ConfigError for WithReconcile", err)
+	}
+	if _, err := idempotency.New(store, handler, idempotency.WithKeyPrefix(prefix), right); err != nil {
+		t.Errorf("New with a matching reconcile = %v", err)
+	}
+}
