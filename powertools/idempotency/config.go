@@ -98,13 +98,13 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	e.invoker, _ = store.(Invoker)
 
 	var err error
-	if e.keyExpr, err = compileSetting(o.eventKey, "WithEventKey", envEventKey, kind); err != nil {
+	if e.keyExpr, err = compileSetting(o.eventKey, "WithEventKey", envEventKey, kind, o.functions); err != nil {
 		return nil, err
 	}
 	if e.keyExpr == nil {
 		e.keyExpr = wholeEvent
 	}
-	if e.validation, err = compileSetting(o.validation, "WithPayloadValidation", envValidation, kind); err != nil {
+	if e.validation, err = compileSetting(o.validation, "WithPayloadValidation", envValidation, kind, o.functions); err != nil {
 		return nil, err
 	}
 
@@ -141,7 +141,7 @@ var wholeEvent = jmespath.MustCompile("@")
 
 // compileSetting compiles the expression set in code, else the one in the
 // environment variable (handlers only). Nil means the setting is off.
-func compileSetting(code *string, option, variable string, kind wrapperKind) (*jmespath.Expression, error) {
+func compileSetting(code *string, option, variable string, kind wrapperKind, fns []jmespath.Function) (*jmespath.Expression, error) {
 	expr, name := "", option
 	switch {
 	case code != nil:
@@ -153,7 +153,11 @@ func compileSetting(code *string, option, variable string, kind wrapperKind) (*j
 	if expr == "" {
 		return nil, nil
 	}
-	compiled, err := jmespath.Compile(expr)
+	var opts []jmespath.Option
+	if len(fns) > 0 {
+		opts = append(opts, jmespath.WithFunctions(fns...))
+	}
+	compiled, err := jmespath.Compile(expr, opts...)
 	if err != nil {
 		return nil, &ConfigError{Name: name, Err: err}
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/gopowertools/lambda/jmespath"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -99,4 +101,33 @@ func ExampleKeyFromContext() {
 	fmt.Println(string(out))
 	// Output:
 	// "payments#00d5c8b71f851bbe47626a189b20fb19c11753e244bb658095c370ba3798f85c"
+}
+
+// A custom JMESPath function in the key expression: order ids that differ
+// only in case are one order.
+func ExampleWithJMESPathFunctions() {
+	lower := jmespath.Function{
+		Name:   "lower",
+		Params: []jmespath.Param{{Types: jmespath.TypeString}},
+		Call:   func(args []any) (any, error) { return strings.ToLower(args[0].(string)), nil },
+	}
+	charges := 0
+	h := idempotency.Wrap(idempotencytest.NewStore(),
+		func(ctx context.Context, order struct{ ID string }) (string, error) {
+			charges++
+			return "charged " + order.ID, nil
+		},
+		idempotency.WithKeyPrefix("payments"),
+		idempotency.WithEventKey("lower(id)"),
+		idempotency.WithJMESPathFunctions(lower),
+	)
+	for _, event := range []string{`{"id":"ORD-1"}`, `{"id":"ord-1"}`} {
+		out, err := h.Invoke(context.Background(), []byte(event))
+		fmt.Println(string(out), err)
+	}
+	fmt.Println("charges:", charges)
+	// Output:
+	// "charged ORD-1" <nil>
+	// "charged ORD-1" <nil>
+	// charges: 1
 }

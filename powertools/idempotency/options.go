@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"reflect"
 	"time"
+
+	"github.com/gopowertools/lambda/jmespath"
 )
 
 // Option configures [Wrap], [New], [WrapFunc] and [NewFunc]. Options are
@@ -26,6 +28,7 @@ type options struct {
 	replayHook   func(context.Context, *Record)
 	reconcile    reconcileFunc
 	reconcileOut reflect.Type // the Out of WithReconcile's function
+	functions    []jmespath.Function
 	clock        func() time.Time
 	logger       *slog.Logger
 	disabled     *bool
@@ -140,6 +143,25 @@ func WithClock(now func() time.Time) Option {
 // slog.SetDefault after the wrapper was built is used.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
+}
+
+// WithJMESPathFunctions makes fns callable from the key and payload
+// validation expressions, whether given in code or in the environment, next
+// to JMESPath's and Powertools' own functions (see
+// github.com/gopowertools/lambda/jmespath.WithFunctions; one with the name
+// of a built-in function replaces it). A function that decodes text
+// itself, as powertools_json does, must read it as the handler will, or the
+// key can read another request than the handler (docs/security.md).
+// Functions are given their arguments decoded; what they return is hashed
+// as the JSON encoding/json writes for it.
+//
+// A malformed function, or an expression calling one that is not given,
+// fails the build with a [*ConfigError].
+//
+// Default: none.
+func WithJMESPathFunctions(fns ...jmespath.Function) Option {
+	fns = append([]jmespath.Function(nil), fns...)
+	return func(o *options) { o.functions = fns }
 }
 
 // WithDisabled turns idempotency off: the handler runs directly, with no

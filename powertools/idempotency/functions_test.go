@@ -1,0 +1,59 @@
+package idempotency_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gopowertools/lambda/jmespath"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+)
+
+// lower is a custom JMESPath function: order ids compared without case.
+var lower = jmespath.Function{
+	Name:   "lower",
+	Params: []jmespath.Param{{Types: jmespath.TypeString}},
+	Call:   func(args []any) (any, error) { return strings.ToLower(args[0].(string)), nil },
+}
+
+// TestJMESPathFunctions checks that custom functions reach the key and
+// validation expressions, from code and from the environment, and that an
+// expression calling an unknown one fails at build time.
+func TestJMESPathFunctions(t *testing.T) {
+	for _, fromEnv := range []bool{false, true} {
+		name := "code"
+		if fromEnv {
+			name = "environment"
+		}
+		t.Run(name, func(t *testing.T) {
+			opts := []idempotency.Option{idempotency.WithKeyPrefix(prefix), idempotency.WithJMESPathFunctions(lower)}
+			if fromEnv {
+				setEnv(t, map[string]string{"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH": "lower(order_id)"})
+			} else {
+				opts = append(opts, idempotency.WithEventKey("lower(order_id)"))
+			}
+			var e echo
+			h := idempotency.Wrap(idempotencytest.NewStore(), e.handle, opts...)
+			for _, event := range []string{`{"order_id":"ORD-1"}`, `{"order_id":"ord-1"}`} {
+				if _, err := h.Invoke(context.Background(), []byte(event)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if e.calls != 1 {
+				t.Errorf("handler ran %d times, want 1: both events have the key lower(order_id)", e.calls)
+			}
+		})
+	}
+	t.Run("unknown function", func(t *testing.T) {
+		_, err := idempotency.New(idempotencytest.NewStore(), func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil },
+			idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("lower(order_id)"))
+		var ce *idempotency.ConfigError
+		var unknown *jmespath.UnknownFunctionError
+		if !errors.As(err, &ce) || ce.Name != "WithEventKey" || !errors.As(err, &unknown) {
+			t.Errorf("New = %v, want a *ConfigError for WithEventKey wrapping *jmespath.UnknownFunctionError", err)
+		}
+	})
+}
