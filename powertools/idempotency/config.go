@@ -174,6 +174,11 @@ func keyPrefix(code *string, kind wrapperKind, name string) (string, error) {
 		if name == "" {
 			return "", &ConfigError{Name: "name", Err: errors.New("a function wrapper needs a name, its key prefix")}
 		}
+		// As Powertools does: two functions sharing a table and a
+		// wrapper's name must not share its records.
+		if fn, ok := envString(envFunctionName); ok {
+			return fn + "." + name, nil
+		}
 		return name, nil
 	}
 	if code != nil {

@@ -12,9 +12,12 @@ import (
 // WrapFunc makes fn idempotent on its argument, for an effect inside a
 // handler (Powertools' idempotent_function): the argument is encoded to
 // JSON and the key is taken from it ([WithEventKey] selects part of it;
-// default: all of it). name is the key prefix, so give each wrapped function
-// its own. A repeated argument gets the stored result, decoded into Out,
-// without running fn.
+// default: all of it). The key prefix is "<function>.<name>", the Lambda
+// function's name (AWS_LAMBDA_FUNCTION_NAME) and name, as in Powertools, so
+// that functions sharing a table keep their records apart; outside Lambda,
+// with no function name, it is name alone. Give each wrapped function of a
+// Lambda function its own name. A repeated argument gets the stored
+// result, decoded into Out, without running fn.
 //
 // The event-shaped environment variables (event key, payload validation,
 // key prefix) do not apply to a function; POWERTOOLS_IDEMPOTENCY_DISABLED

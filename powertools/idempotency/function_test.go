@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -123,5 +124,40 @@ func TestWrapFuncInsideHandlerSeesItsOwnKey(t *testing.T) {
 	sum := sha256.Sum256([]byte(`"alice"`))
 	if len(inner) != 2 || inner[0] != "ship#"+hex.EncodeToString(sum[:]) || inner[1] != "" {
 		t.Errorf("keys seen by the inner function: %q; want its own key, then none", inner)
+	}
+}
+
+// TestWrapFuncPrefixHasTheFunctionName checks that two Lambda functions
+// sharing a table and a wrapper's name keep their records apart: the
+// prefix is "<function>.<name>", as in Powertools, and name alone outside
+// Lambda.
+func TestWrapFuncPrefixHasTheFunctionName(t *testing.T) {
+	store := idempotencytest.NewStore()
+	runs := 0
+	charge := func(_ context.Context, id string) (string, error) {
+		runs++
+		return "charged " + id, nil
+	}
+	for i, fn := range []string{"payments-a", "payments-b", ""} {
+		t.Setenv("AWS_LAMBDA_FUNCTION_NAME", fn)
+		wrapped := idempotency.WrapFunc("charge", store, charge)
+		if _, err := wrapped(context.Background(), "o-1"); err != nil {
+			t.Fatal(err)
+		}
+		if runs != i+1 {
+			t.Fatalf("function %q: the charge ran %d times in all, want %d: its records are its own", fn, runs, i+1)
+		}
+		want := "charge#"
+		if fn != "" {
+			want = fn + ".charge#"
+		}
+		recs := store.Records()
+		found := false
+		for _, r := range recs {
+			found = found || strings.HasPrefix(r.Key, want)
+		}
+		if !found {
+			t.Errorf("function %q: no record keyed %s...; records %v", fn, want, recs)
+		}
 	}
 }

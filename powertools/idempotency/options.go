@@ -66,7 +66,7 @@ func WithPayloadValidation(expr string) Option {
 // Default: POWERTOOLS_IDEMPOTENCY_KEY_PREFIX, else AWS_LAMBDA_FUNCTION_NAME;
 // building a handler with neither (as in a unit test) is a [*ConfigError],
 // rather than a silent shared default. Not accepted by [WrapFunc], whose
-// prefix is its name.
+// prefix is the Lambda function's name and its own.
 func WithKeyPrefix(prefix string) Option {
 	return func(o *options) { o.keyPrefix = &prefix }
 }
