@@ -272,7 +272,10 @@ var middlewareFlows = []struct {
 	{"CorruptedRecord", func(f *flow) {
 		// The replay hook tells the test the key the middleware computed.
 		var key string
-		h := f.wrap(idempotency.WithReplayHook(func(_ context.Context, rec *idempotency.Record) { key = rec.Key }))
+		h := f.wrap(idempotency.WithReplayHook(func(_ context.Context, out receipt, rec *idempotency.Record) (receipt, error) {
+			key = rec.Key
+			return out, nil
+		}))
 		if _, err := f.invoke(h, order{ID: "1"}); err != nil {
 			f.t.Fatal(err)
 		}

@@ -90,9 +90,10 @@ func TestLocalCache(t *testing.T) {
 
 	t.Run("a hit calls the replay hook with a copy", func(t *testing.T) {
 		var hooked []string
-		hook := func(_ context.Context, rec *idempotency.Record) {
+		hook := func(_ context.Context, out receipt, rec *idempotency.Record) (receipt, error) {
 			hooked = append(hooked, rec.Key)
 			rec.Key = "scribbled" // must not reach the cache
+			return out, nil
 		}
 		f := newFixture(t, nil, idempotency.WithLocalCache(2), idempotency.WithReplayHook(hook))
 		for range 3 {
@@ -109,11 +110,12 @@ func TestLocalCache(t *testing.T) {
 func TestReplayHook(t *testing.T) {
 	var got []*idempotency.Record
 	var returned bool
-	hook := func(ctx context.Context, rec *idempotency.Record) {
+	hook := func(ctx context.Context, out receipt, rec *idempotency.Record) (receipt, error) {
 		if returned {
 			t.Error("hook called after the response was returned")
 		}
 		got = append(got, rec)
+		return out, nil
 	}
 	f := newFixture(t, nil, idempotency.WithReplayHook(hook))
 	f.invoke(t, `{"order_id":"o-1","amount":1}`)

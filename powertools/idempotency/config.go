@@ -39,6 +39,9 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 			opt(&o)
 		}
 	}
+	if o.replayOut != nil && o.replayOut != out {
+		return nil, &ConfigError{Name: "WithReplayHook", Err: fmt.Errorf("its function takes and returns %v, the wrapped function returns %v", o.replayOut, out)}
+	}
 	if o.reconcileOut != nil && o.reconcileOut != out {
 		return nil, &ConfigError{Name: "WithReconcile", Err: fmt.Errorf("its function returns %v, the wrapped function %v: every duplicate of an UNCERTAIN record would get a result it cannot decode", o.reconcileOut, out)}
 	}

@@ -25,8 +25,8 @@ type engine struct {
 	expiresAfter time.Duration
 	lease        time.Duration
 	now          func() time.Time
-	logger       *slog.Logger // nil: slog.Default() at log time
-	replayHook   func(context.Context, *Record)
+	logger       *slog.Logger  // nil: slog.Default() at log time
+	replayHook   replayFunc    // nil: the stored response as it is
 	reconcile    reconcileFunc // nil: UNCERTAIN records wait for an operator
 	cache        *cache        // nil: off
 	invoker      Invoker       // store as an Invoker, or nil
@@ -233,10 +233,14 @@ func (e *engine) replay(ctx context.Context, key string, rec *Record, hash strin
 		return nil, &ResponseNotStoredError{Key: key}
 	}
 	if e.replayHook != nil {
-		e.replayHook(ctx, rec)
+		return e.replayHook(ctx, rec)
 	}
 	return rec.Response, nil
 }
+
+// replayFunc is a replay hook on encoded responses: it returns the response
+// a replay of rec returns.
+type replayFunc func(ctx context.Context, rec *Record) ([]byte, error)
 
 // checkPayload compares the stored payload hash with the event's. A record
 // stored before validation was turned on has no hash and conflicts: the

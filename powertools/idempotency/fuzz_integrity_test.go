@@ -180,9 +180,10 @@ func newFuzzRun(t *testing.T, cfg fuzzConfig) *fuzzRun {
 		r.key, r.keyed = idempotency.KeyFromContext(ctx)
 		return "ok", nil
 	}, idempotency.WithKeyPrefix(fuzzPrefix), idempotency.WithEventKey(cfg.key), idempotency.WithPayloadValidation(cfg.validation),
-		idempotency.WithReplayHook(func(_ context.Context, rec *idempotency.Record) {
+		idempotency.WithReplayHook(func(_ context.Context, out string, rec *idempotency.Record) (string, error) {
 			cp := *rec
 			r.replayed = &cp
+			return out, nil
 		}))
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -80,7 +80,10 @@ func TestMalformedEvent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			replays := 0
-			opts := append([]idempotency.Option{idempotency.WithReplayHook(func(context.Context, *idempotency.Record) { replays++ })}, tt.opts...)
+			opts := append([]idempotency.Option{idempotency.WithReplayHook(func(_ context.Context, out receipt, _ *idempotency.Record) (receipt, error) {
+				replays++
+				return out, nil
+			})}, tt.opts...)
 			f := newFixture(t, nil, opts...)
 			if tt.store != nil {
 				f.h = idempotency.Wrap(tt.store(f.store), func(_ context.Context, o order) (receipt, error) {

@@ -2,6 +2,8 @@ package idempotency
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
@@ -25,7 +27,8 @@ type options struct {
 	expiresAfter *time.Duration
 	lease        *time.Duration
 	cacheSize    int
-	replayHook   func(context.Context, *Record)
+	replayHook   replayFunc
+	replayOut    reflect.Type // the Out of WithReplayHook's function
 	reconcile    reconcileFunc
 	reconcileOut reflect.Type // the Out of WithReconcile's function
 	functions    []jmespath.Function
@@ -114,15 +117,41 @@ func WithLocalCache(size int) Option {
 	return func(o *options) { o.cacheSize = size }
 }
 
-// WithReplayHook sets a function called on each replay of a stored response,
-// with the record, before the response is returned: a place to count
-// duplicates or to log them. It is not called for errors such as
-// [*InProgressError] or [*ResponseNotStoredError]. The hook must not modify
-// the record's Response.
+// WithReplayHook sets a function that makes the response of each replay
+// from the stored one, as Powertools' response_hook does: it gets the
+// stored response decoded into out, and the record (to read, not to
+// change), and the caller gets what it returns, or its error. Add a header
+// that marks an API response as replayed, say, or count duplicates and
+// return out as it is. The stored response is left as it was, so every
+// replay, from the store or from the local cache, starts from it. The hook
+// is not called on a first call, nor for errors such as [*InProgressError]
+// or [*ResponseNotStoredError].
 //
-// Default: none.
-func WithReplayHook(hook func(ctx context.Context, rec *Record)) Option {
-	return func(o *options) { o.replayHook = hook }
+// Out must be the wrapped function's result type, or building the wrapper
+// fails with a [*ConfigError]. A stored response that does not decode into
+// Out is a [*CorruptedRecordError].
+//
+// Default: none: the stored response is returned as it is.
+func WithReplayHook[Out any](hook func(ctx context.Context, out Out, rec *Record) (Out, error)) Option {
+	return func(o *options) {
+		if hook == nil {
+			o.replayHook, o.replayOut = nil, nil
+			return
+		}
+		o.replayOut = reflect.TypeFor[Out]()
+		o.replayHook = func(ctx context.Context, rec *Record) ([]byte, error) {
+			var out Out
+			if err := json.Unmarshal(rec.Response, &out); err != nil {
+				return nil, &CorruptedRecordError{Key: rec.Key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", out, err)}
+			}
+			out, err := hook(ctx, out, rec)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := encode(out)
+			return resp, unwrapEncode(err)
+		}
+	}
 }
 
 // WithClock sets the clock used for expiry and leases, for tests. Nil

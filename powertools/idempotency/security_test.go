@@ -57,7 +57,10 @@ func newIntegrityHarness(t *testing.T, apigw bool, opts ...idempotency.Option) *
 	hs := &integrityHarness{store: idempotencytest.NewStore()}
 	opts = append([]idempotency.Option{
 		idempotency.WithKeyPrefix(prefix),
-		idempotency.WithReplayHook(func(context.Context, *idempotency.Record) { hs.replays++ }),
+		idempotency.WithReplayHook(func(_ context.Context, out integrityView, _ *idempotency.Record) (integrityView, error) {
+			hs.replays++
+			return out, nil
+		}),
 	}, opts...)
 	ran := func(ctx context.Context) {
 		hs.runs++
@@ -516,7 +519,10 @@ func TestKeyIntegrityAcceptsEventFixtures(t *testing.T) {
 			var key string
 			opts := []idempotency.Option{
 				idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey(tc.key), idempotency.WithKeyRequired(true),
-				idempotency.WithReplayHook(func(context.Context, *idempotency.Record) { replays++ }),
+				idempotency.WithReplayHook(func(_ context.Context, out string, _ *idempotency.Record) (string, error) {
+					replays++
+					return out, nil
+				}),
 			}
 			if tc.validation != "" {
 				opts = append(opts, idempotency.WithPayloadValidation(tc.validation))
