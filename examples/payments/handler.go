@@ -46,6 +46,7 @@ type App struct {
 // the function fail at cold start rather than on a payment.
 func NewApp(store idempotency.Store, provider *ProviderClient, log *slog.Logger, opts ...idempotency.Option) (*App, error) {
 	a := &App{provider: provider, log: log, now: time.Now}
+	opts = append([]idempotency.Option{idempotency.WithReplayHook(markReplayed)}, opts...)
 	charge, err := idempotency.New(store, a.chargeOnce, opts...)
 	if err != nil {
 		return nil, err
@@ -101,6 +102,23 @@ func (a *App) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 		// Gateway answers 500.
 		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("payments: %w", err)
 	}
+}
+
+// replayedHeader marks a response that is the replay of a stored one, so
+// that a client (or a person reading its logs) can tell a retry that was
+// answered from one that charged.
+const replayedHeader = "Idempotency-Replayed"
+
+// markReplayed is the replay hook: the stored response, with the header
+// that says it is a replay. The stored one is left as it was.
+func markReplayed(_ context.Context, resp events.APIGatewayV2HTTPResponse, _ *idempotency.Record) (events.APIGatewayV2HTTPResponse, error) {
+	headers := make(map[string]string, len(resp.Headers)+1)
+	for k, v := range resp.Headers {
+		headers[k] = v
+	}
+	headers[replayedHeader] = "true"
+	resp.Headers = headers
+	return resp, nil
 }
 
 // retryAfter is the Retry-After value, in whole seconds, for a key leased

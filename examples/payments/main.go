@@ -1,6 +1,7 @@
 // Command payments is an AWS Lambda function behind an API Gateway HTTP API:
 // POST /payments charges a card at most once per order_id, however often
-// the client retries.
+// the client retries. A retry gets the first answer again, with the header
+// Idempotency-Replayed: true.
 //
 // Environment:
 //
