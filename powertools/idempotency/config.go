@@ -53,6 +53,7 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 		now:          time.Now,
 		logger:       o.logger,
 		replayHook:   o.replayHook,
+		observer:     o.observer,
 		reconcile:    o.reconcile,
 		encoded:      kind == funcKind,
 	}

@@ -25,11 +25,12 @@ type engine struct {
 	expiresAfter time.Duration
 	lease        time.Duration
 	now          func() time.Time
-	logger       *slog.Logger  // nil: slog.Default() at log time
-	replayHook   replayFunc    // nil: the stored response as it is
-	reconcile    reconcileFunc // nil: UNCERTAIN records wait for an operator
-	cache        *cache        // nil: off
-	invoker      Invoker       // store as an Invoker, or nil
+	logger       *slog.Logger                       // nil: slog.Default() at log time
+	replayHook   replayFunc                         // nil: the stored response as it is
+	observer     func(context.Context, Observation) // nil: none
+	reconcile    reconcileFunc                      // nil: UNCERTAIN records wait for an operator
+	cache        *cache                             // nil: off
+	invoker      Invoker                            // store as an Invoker, or nil
 	disabled     bool
 	// encoded is set for a function wrapper, whose payload is its
 	// argument as json.Marshal encoded it: JSON with one meaning, since
@@ -57,6 +58,7 @@ type result struct {
 	response []byte
 	key      string // "" when the invocation ran without idempotency
 	replayed bool   // the response came from a record, not from fn
+	ran      bool   // fn ran under the key's lease
 }
 
 // acquireAttempts bounds how often Acquire is retried when the store reports
@@ -109,7 +111,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		if existing.Live(now) {
 			if existing.Status == StatusUncertain {
 				resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
-				return result{response: resp, key: key, replayed: !ran}, err
+				return result{response: resp, key: key, replayed: !ran, ran: ran}, err
 			}
 			resp, err := e.duplicate(ctx, key, existing, hash)
 			return result{response: resp, key: key, replayed: true}, err
@@ -120,7 +122,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		now = e.now()
 	}
 	resp, err := e.own(ctx, l, payload, fn)
-	return result{response: resp, key: key}, err
+	return result{response: resp, key: key, ran: true}, err
 }
 
 // read returns what the key and the validation expressions select in

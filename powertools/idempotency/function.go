@@ -44,14 +44,14 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 	if e.disabled {
 		return fn, nil
 	}
-	return func(ctx context.Context, in In) (Out, error) {
+	call := func(ctx context.Context, in In) (result, Out, error) {
 		var zero Out
 		arg, err := json.Marshal(in)
 		if err != nil {
-			return zero, fmt.Errorf("idempotency: encode the argument of %s: %w", name, err)
+			return result{}, zero, fmt.Errorf("idempotency: encode the argument of %s: %w", name, err)
 		}
 		if replacedText(arg) {
-			return zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
+			return result{}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
 		}
 		var out Out
 		res, err := e.do(ctx, arg, func(ctx context.Context, _ []byte) ([]byte, error) {
@@ -63,15 +63,21 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		})
 		switch {
 		case err != nil:
-			return zero, err
+			return res, zero, err
 		case !res.replayed:
-			return out, nil
+			return res, out, nil
 		}
 		var stored Out
 		if err := json.Unmarshal(res.response, &stored); err != nil {
-			return zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
+			return res, zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
 		}
-		return stored, nil
+		return res, stored, nil
+	}
+	return func(ctx context.Context, in In) (Out, error) {
+		start := e.now()
+		res, out, err := call(ctx, in)
+		e.observe(ctx, start, res, err)
+		return out, err
 	}, nil
 }
 

@@ -32,6 +32,7 @@ type options struct {
 	reconcile    reconcileFunc
 	reconcileOut reflect.Type // the Out of WithReconcile's function
 	functions    []jmespath.Function
+	observer     func(context.Context, Observation)
 	clock        func() time.Time
 	logger       *slog.Logger
 	disabled     *bool

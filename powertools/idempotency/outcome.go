@@ -1,0 +1,119 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Outcome is what became of one invocation under idempotency: what
+// [WithObserver] is told, to count or to log.
+type Outcome string
+
+// The outcomes, one per invocation. The handler ran for OutcomeNew,
+// OutcomeReleased, OutcomeNoKey and, when it returned an [Uncertain] error,
+// OutcomeUncertain; for no other.
+const (
+	// OutcomeNew: a first call; the handler succeeded and its response
+	// was stored (or could not be, which is logged).
+	OutcomeNew Outcome = "new"
+	// OutcomeReplayed: the stored response was returned; the handler did
+	// not run.
+	OutcomeReplayed Outcome = "replayed"
+	// OutcomeInProgress: another invocation holds the key
+	// ([*InProgressError]).
+	OutcomeInProgress Outcome = "in_progress"
+	// OutcomeConflict: the payload differs from the stored one's
+	// ([*PayloadConflictError]).
+	OutcomeConflict Outcome = "conflict"
+	// OutcomeReleased: the handler returned an error, or a commit of its
+	// staged writes was refused ([ErrNotCommitted]); the key was released
+	// for a retry.
+	OutcomeReleased Outcome = "released"
+	// OutcomeUncertain: the key is UNCERTAIN ([*UncertainError]), because
+	// the handler said so or a duplicate met such a record.
+	OutcomeUncertain Outcome = "uncertain"
+	// OutcomeStoreError: the store failed before the handler ran, or a
+	// stored record cannot be read ([*PersistenceError],
+	// [*CorruptedRecordError]).
+	OutcomeStoreError Outcome = "store_error"
+	// OutcomeNotStored: a duplicate of a success whose response was too
+	// large to store ([*ResponseNotStoredError]).
+	OutcomeNotStored Outcome = "not_stored"
+	// OutcomeInvalidEvent: the event was refused ([*InvalidEventError]).
+	OutcomeInvalidEvent Outcome = "invalid_event"
+	// OutcomeMissingKey: no key, and one is required ([*MissingKeyError]).
+	OutcomeMissingKey Outcome = "missing_key"
+	// OutcomeNoKey: no key, none required: the handler ran without
+	// idempotency.
+	OutcomeNoKey Outcome = "no_key"
+)
+
+// Observation is what [WithObserver] is told of one invocation.
+type Observation struct {
+	Outcome Outcome
+	// Key is the idempotency key, or "" when there was none.
+	Key string
+	// Err is the error the caller got, or nil.
+	Err error
+	// Duration is the invocation's time in the middleware, the handler's
+	// included, on the wrapper's clock (see [WithClock]).
+	Duration time.Duration
+}
+
+// WithObserver sets a function told the outcome of every invocation, after
+// it ends and before its result is returned: a place for metrics and logs
+// that the middleware should not decide on. It runs on the invocation's
+// goroutine, so it should be quick; it cannot change the result. A
+// disabled wrapper (see [WithDisabled]) tells it nothing.
+//
+// Default: none.
+func WithObserver(fn func(ctx context.Context, o Observation)) Option {
+	return func(o *options) { o.observer = fn }
+}
+
+// observe tells e's observer, if any, how the invocation that began at
+// start ended.
+func (e *engine) observe(ctx context.Context, start time.Time, res result, err error) {
+	if e.observer == nil {
+		return
+	}
+	e.observer(ctx, Observation{Outcome: outcomeOf(res, err), Key: res.key, Err: err, Duration: e.now().Sub(start)})
+}
+
+// outcomeOf classifies the end of an invocation. When the handler ran, an
+// error is its own unless the middleware's completion made it; otherwise
+// every error is the middleware's.
+func outcomeOf(res result, err error) Outcome {
+	var uncertain *UncertainError
+	var persistence *PersistenceError
+	switch {
+	case err == nil && res.replayed:
+		return OutcomeReplayed
+	case res.key == "" && !errors.Is(err, ErrInvalidEvent) && !errors.Is(err, ErrMissingKey):
+		return OutcomeNoKey
+	case err == nil:
+		return OutcomeNew
+	case res.ran && errors.As(err, &persistence) && persistence.Key == res.key:
+		return OutcomeStoreError // the completion, after the handler succeeded
+	case res.ran && errors.As(err, &uncertain):
+		return OutcomeUncertain
+	case res.ran:
+		return OutcomeReleased
+	case errors.Is(err, ErrInvalidEvent):
+		return OutcomeInvalidEvent
+	case errors.Is(err, ErrMissingKey):
+		return OutcomeMissingKey
+	case errors.Is(err, ErrInProgress):
+		return OutcomeInProgress
+	case errors.Is(err, ErrPayloadConflict):
+		return OutcomeConflict
+	case errors.As(err, &uncertain):
+		return OutcomeUncertain
+	case errors.Is(err, ErrResponseNotStored):
+		return OutcomeNotStored
+	case errors.Is(err, ErrPersistence), errors.Is(err, ErrCorruptedRecord):
+		return OutcomeStoreError
+	}
+	return OutcomeReplayed // a replay hook's own error
+}

@@ -1,0 +1,104 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+)
+
+// TestObserverOutcomes checks that WithObserver is told each outcome, with
+// the key and the error the caller got.
+func TestObserverOutcomes(t *testing.T) {
+	errDeclined := errors.New("declined")
+	handler := func(_ context.Context, o order) (receipt, error) {
+		switch o.Amount {
+		case -1:
+			return receipt{}, errDeclined
+		case -2:
+			return receipt{}, idempotency.Uncertain(errDeclined)
+		case -3:
+			return receipt{OrderID: strings.Repeat("x", 2000)}, nil
+		}
+		return receipt{OrderID: o.OrderID, Charged: o.Amount}, nil
+	}
+	tests := []struct {
+		name   string
+		opts   []idempotency.Option
+		store  func(*idempotencytest.Store) idempotency.Store
+		seed   []string // events sent first, not observed
+		event  string
+		want   idempotency.Outcome
+		keyed  bool
+		failed bool
+	}{
+		{name: "first call", event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeNew, keyed: true},
+		{name: "replay", seed: []string{`{"order_id":"o-1","amount":1}`}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeReplayed, keyed: true},
+		{name: "payload conflict", opts: []idempotency.Option{idempotency.WithPayloadValidation("amount")},
+			seed: []string{`{"order_id":"o-1","amount":1}`}, event: `{"order_id":"o-1","amount":2}`, want: idempotency.OutcomeConflict, keyed: true, failed: true},
+		{name: "handler error", event: `{"order_id":"o-1","amount":-1}`, want: idempotency.OutcomeReleased, keyed: true, failed: true},
+		{name: "uncertain", event: `{"order_id":"o-1","amount":-2}`, want: idempotency.OutcomeUncertain, keyed: true, failed: true},
+		{name: "store error", store: func(s *idempotencytest.Store) idempotency.Store {
+			return &failingStore{Store: s, fail: map[string]error{"acquire": errors.New("unreachable")}}
+		}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeStoreError, keyed: true, failed: true},
+		{name: "response not stored", store: func(s *idempotencytest.Store) idempotency.Store {
+			s.SetMaxItemSize(1000)
+			return s
+		}, seed: []string{`{"order_id":"o-1","amount":-3}`}, event: `{"order_id":"o-1","amount":-3}`, want: idempotency.OutcomeNotStored, keyed: true, failed: true},
+		{name: "invalid event", event: `{"order_id":"o-1","ORDER_ID":"o-2"}`, want: idempotency.OutcomeInvalidEvent, failed: true},
+		{name: "missing key", opts: []idempotency.Option{idempotency.WithKeyRequired(true)}, event: `{"amount":1}`, want: idempotency.OutcomeMissingKey, failed: true},
+		{name: "no key", event: `{"amount":1}`, want: idempotency.OutcomeNoKey},
+		{name: "no key, handler error", event: `{"amount":-1}`, want: idempotency.OutcomeNoKey, failed: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := idempotencytest.NewStore()
+			var store idempotency.Store = mem
+			if tc.store != nil {
+				store = tc.store(mem)
+			}
+			var seen []idempotency.Observation
+			opts := append([]idempotency.Option{idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"),
+				idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o) })}, tc.opts...)
+			h := idempotency.Wrap(store, handler, opts...)
+			for _, ev := range tc.seed {
+				h.Invoke(context.Background(), []byte(ev))
+			}
+			seen = nil
+			_, err := h.Invoke(context.Background(), []byte(tc.event))
+			if len(seen) != 1 {
+				t.Fatalf("observed %d invocations, want 1: %+v", len(seen), seen)
+			}
+			o := seen[0]
+			if o.Outcome != tc.want || (o.Key != "") != tc.keyed || o.Err != err || (err != nil) != tc.failed {
+				t.Errorf("observed %+v for err %v; want outcome %s, keyed %v, failed %v", o, err, tc.want, tc.keyed, tc.failed)
+			}
+		})
+	}
+}
+
+// TestObserverInProgressAndFunctions covers the outcome of a duplicate
+// that meets a live lease, and the outcomes of a function wrapper.
+func TestObserverInProgressAndFunctions(t *testing.T) {
+	f := newFixture(t, nil)
+	var seen []idempotency.Outcome
+	observe := idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o.Outcome) })
+	h := idempotency.Wrap(f.store, func(context.Context, order) (receipt, error) { return receipt{}, nil },
+		idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithClock(f.clock.Now), observe)
+	f.store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusInProgress,
+		Expiry: f.clock.Now().Add(time.Hour), LeaseEnd: f.clock.Now().Add(time.Minute), LeaseToken: "other"})
+	if _, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`)); !errors.Is(err, idempotency.ErrInProgress) {
+		t.Fatalf("err = %v, want ErrInProgress", err)
+	}
+	double := idempotency.WrapFunc("double", idempotencytest.NewStore(), func(_ context.Context, n int) (int, error) { return 2 * n, nil }, observe)
+	double(context.Background(), 2)
+	double(context.Background(), 2)
+	want := []idempotency.Outcome{idempotency.OutcomeInProgress, idempotency.OutcomeNew, idempotency.OutcomeReplayed}
+	if len(seen) != len(want) || seen[0] != want[0] || seen[1] != want[1] || seen[2] != want[2] {
+		t.Errorf("observed %v, want %v", seen, want)
+	}
+}
