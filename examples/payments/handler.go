@@ -32,7 +32,7 @@ const (
 // leaves no idempotency record: fixing the body and sending it again must
 // not meet a stored failure.
 type App struct {
-	charge   *idempotency.Handler
+	charge   *idempotency.Typed[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
 	provider *ProviderClient
 	log      *slog.Logger
 	now      func() time.Time
@@ -47,7 +47,7 @@ type App struct {
 func NewApp(store idempotency.Store, provider *ProviderClient, log *slog.Logger, opts ...idempotency.Option) (*App, error) {
 	a := &App{provider: provider, log: log, now: time.Now}
 	opts = append([]idempotency.Option{idempotency.WithReplayHook(markReplayed)}, opts...)
-	charge, err := idempotency.New(store, a.chargeOnce, opts...)
+	charge, err := idempotency.NewTyped(store, a.chargeOnce, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -75,14 +75,12 @@ func (a *App) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 
-	out, err := a.charge.Invoke(ctx, event)
+	resp, _, err := a.charge.Call(ctx, event)
 	var inProgress *idempotency.InProgressError
 	var providerErr *ProviderError
 	switch {
 	case err == nil:
-		var resp events.APIGatewayV2HTTPResponse
-		err := json.Unmarshal(out, &resp)
-		return resp, err
+		return resp, nil
 	case errors.As(err, &inProgress):
 		resp := errorResponse(http.StatusConflict, "a payment for this order_id is being processed; retry later")
 		resp.Headers["Retry-After"] = strconv.Itoa(retryAfter(inProgress.LeaseEnd, a.now()))

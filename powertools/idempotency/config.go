@@ -46,16 +46,18 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 		return nil, &ConfigError{Name: "WithReconcile", Err: fmt.Errorf("its function returns %v, the wrapped function %v: every duplicate of an UNCERTAIN record would get a result it cannot decode", o.reconcileOut, out)}
 	}
 	e := &engine{
-		store:        store,
-		keyRequired:  o.keyRequired,
-		expiresAfter: defaultExpiresAfter,
-		lease:        defaultLease,
-		now:          time.Now,
-		logger:       o.logger,
-		replayHook:   o.replayHook,
-		observer:     o.observer,
-		reconcile:    o.reconcile,
-		encoded:      kind == funcKind,
+		store:           store,
+		keyRequired:     o.keyRequired,
+		expiresAfter:    defaultExpiresAfter,
+		lease:           defaultLease,
+		now:             time.Now,
+		logger:          o.logger,
+		replayHook:      o.replayHook,
+		observer:        o.observer,
+		useNumber:       o.useNumber,
+		disallowUnknown: o.disallowUnknown,
+		reconcile:       o.reconcile,
+		encoded:         kind == funcKind,
 	}
 	if o.clock != nil {
 		e.now = o.clock

@@ -28,10 +28,13 @@ type engine struct {
 	logger       *slog.Logger                       // nil: slog.Default() at log time
 	replayHook   replayFunc                         // nil: the stored response as it is
 	observer     func(context.Context, Observation) // nil: none
-	reconcile    reconcileFunc                      // nil: UNCERTAIN records wait for an operator
-	cache        *cache                             // nil: off
-	invoker      Invoker                            // store as an Invoker, or nil
-	disabled     bool
+	// How a handler's event is decoded into its In (WithUseNumber,
+	// WithDisallowUnknownFields).
+	useNumber, disallowUnknown bool
+	reconcile                  reconcileFunc // nil: UNCERTAIN records wait for an operator
+	cache                      *cache        // nil: off
+	invoker                    Invoker       // store as an Invoker, or nil
+	disabled                   bool
 	// encoded is set for a function wrapper, whose payload is its
 	// argument as json.Marshal encoded it: JSON with one meaning, since
 	// nothing decodes it again. A Handler's event is read strictly (see

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
+	"io"
 	"sync"
 )
 
@@ -32,15 +32,13 @@ func Wrap[In, Out any](store Store, fn func(context.Context, In) (Out, error), o
 }
 
 // New is [Wrap] returning its configuration error instead of panicking.
+// [NewTyped] builds the same handler with a typed [Typed.Call] as well.
 func New[In, Out any](store Store, fn func(context.Context, In) (Out, error), opts ...Option) (*Handler, error) {
-	if fn == nil {
-		return nil, &ConfigError{Name: "fn", Err: errors.New("handler is nil")}
-	}
-	e, err := build(store, handlerKind, "", reflect.TypeFor[Out](), opts)
+	t, err := NewTyped(store, fn, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{engine: e, invoke: adapt(fn)}, nil
+	return t.Handler, nil
 }
 
 // Invoke handles one event. The key and the validated payload are selected
@@ -70,12 +68,12 @@ func (h *Handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 }
 
 // adapt turns fn into a call on raw JSON. Like aws-lambda-go, it decodes
-// with encoding/json and encodes without HTML escaping, so wrapping a
-// handler does not change its response bytes.
-func adapt[In, Out any](fn func(context.Context, In) (Out, error)) call {
+// with encoding/json (with e's decoding options) and encodes without HTML
+// escaping, so wrapping a handler does not change its response bytes.
+func adapt[In, Out any](e *engine, fn func(context.Context, In) (Out, error)) call {
 	return func(ctx context.Context, payload []byte) ([]byte, error) {
 		var in In
-		if err := json.Unmarshal(payload, &in); err != nil {
+		if err := e.decodeEvent(payload, &in); err != nil {
 			return nil, err
 		}
 		out, err := fn(ctx, in)
@@ -84,6 +82,30 @@ func adapt[In, Out any](fn func(context.Context, In) (Out, error)) call {
 		}
 		return encode(out)
 	}
+}
+
+// decodeEvent decodes the event into in for the handler, as aws-lambda-go
+// does with the same options (lambda.WithUseNumber,
+// lambda.WithDisallowUnknownFields), and refuses data after the value as
+// json.Unmarshal does.
+func (e *engine) decodeEvent(payload []byte, in any) error {
+	if !e.useNumber && !e.disallowUnknown {
+		return json.Unmarshal(payload, in)
+	}
+	d := json.NewDecoder(bytes.NewReader(payload))
+	if e.useNumber {
+		d.UseNumber()
+	}
+	if e.disallowUnknown {
+		d.DisallowUnknownFields()
+	}
+	if err := d.Decode(in); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("idempotency: data after the event's JSON value")
+	}
+	return nil
 }
 
 // encoder is a reusable JSON encoder. It writes into a slice of its own for

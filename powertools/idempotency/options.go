@@ -20,22 +20,23 @@ type Option func(*options)
 // options records what the caller set; build resolves it against the
 // environment and the defaults. A nil pointer means "not set".
 type options struct {
-	eventKey     *string
-	validation   *string
-	keyPrefix    *string
-	keyRequired  bool
-	expiresAfter *time.Duration
-	lease        *time.Duration
-	cacheSize    int
-	replayHook   replayFunc
-	replayOut    reflect.Type // the Out of WithReplayHook's function
-	reconcile    reconcileFunc
-	reconcileOut reflect.Type // the Out of WithReconcile's function
-	functions    []jmespath.Function
-	observer     func(context.Context, Observation)
-	clock        func() time.Time
-	logger       *slog.Logger
-	disabled     *bool
+	eventKey                   *string
+	validation                 *string
+	keyPrefix                  *string
+	keyRequired                bool
+	expiresAfter               *time.Duration
+	lease                      *time.Duration
+	cacheSize                  int
+	replayHook                 replayFunc
+	replayOut                  reflect.Type // the Out of WithReplayHook's function
+	reconcile                  reconcileFunc
+	reconcileOut               reflect.Type // the Out of WithReconcile's function
+	functions                  []jmespath.Function
+	observer                   func(context.Context, Observation)
+	useNumber, disallowUnknown bool
+	clock                      func() time.Time
+	logger                     *slog.Logger
+	disabled                   *bool
 }
 
 // WithEventKey sets the JMESPath expression that selects the idempotency key
@@ -192,6 +193,29 @@ func WithLogger(l *slog.Logger) Option {
 func WithJMESPathFunctions(fns ...jmespath.Function) Option {
 	fns = append([]jmespath.Function(nil), fns...)
 	return func(o *options) { o.functions = fns }
+}
+
+// WithUseNumber decodes the numbers of the event into an interface{} as
+// json.Number, not float64, where the handler's In has interface{} fields,
+// as aws-lambda-go's lambda.WithUseNumber does. The middleware decodes the
+// event for the handler itself, so that option of lambda.Start's does not
+// reach it: give this one. The key search reads numbers as written either
+// way.
+//
+// Default: false, float64 as json.Unmarshal decodes.
+func WithUseNumber(useNumber bool) Option {
+	return func(o *options) { o.useNumber = useNumber }
+}
+
+// WithDisallowUnknownFields makes an event with a member that the
+// handler's In has no field for an error of the decoding, before the
+// handler runs (the key is then released, as after any handler error), as
+// aws-lambda-go's lambda.WithDisallowUnknownFields does for its own
+// decoding, which does not reach a wrapped handler.
+//
+// Default: false: unknown members are ignored.
+func WithDisallowUnknownFields(disallow bool) Option {
+	return func(o *options) { o.disallowUnknown = disallow }
 }
 
 // WithDisabled turns idempotency off: the handler runs directly, with no
