@@ -4,10 +4,10 @@
 //
 // [Wrap] turns a typed handler into a [*Handler] for lambda.Start
 // ([NewTyped] into a [*Typed], whose Call also returns the result typed,
-// and whether it was a replay); [WrapFunc]
-// wraps a function called from a handler, keyed on its argument. Both keep
-// their records in a [Store]: github.com/gopowertools/lambda/dynamo.Store in
-// DynamoDB, or idempotencytest.Store in memory for tests.
+// and whether it was a replay); [WrapFunc] wraps a function called from a
+// handler, keyed on its argument. Both keep their records in a [Store]:
+// github.com/gopowertools/lambda/dynamo.Store in DynamoDB, or
+// idempotencytest.Store in memory for tests.
 //
 // # How an invocation runs
 //
