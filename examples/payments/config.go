@@ -58,17 +58,13 @@ func appOptions(log *slog.Logger) []idempotency.Option {
 	return append(keyPathOptions(), idempotency.WithKeyRequired(true), idempotency.WithLogger(log))
 }
 
-// keyPathOptions gives the function's key paths. The template sets them
-// per function through the environment; since an option given in code wins
-// over its variable, the paths in code are passed only where the variable
-// is unset, as in a local run.
+// keyPathOptions gives the function's key paths as defaults: template.yaml
+// sets them per function through the environment, which overrides them
+// (TestKeyPathsInTemplate checks that the two agree); a local run uses
+// these.
 func keyPathOptions() []idempotency.Option {
-	var opts []idempotency.Option
-	if os.Getenv("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH") == "" {
-		opts = append(opts, idempotency.WithEventKey(eventKeyPath))
-	}
-	if os.Getenv("POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH") == "" {
-		opts = append(opts, idempotency.WithPayloadValidation(validationPath))
-	}
-	return opts
+	return []idempotency.Option{idempotency.WithDefaults(
+		idempotency.WithEventKey(eventKeyPath),
+		idempotency.WithPayloadValidation(validationPath),
+	)}
 }

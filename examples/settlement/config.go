@@ -38,15 +38,11 @@ func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
 // appOptions is the middleware's configuration: the key is the settlement
 // id, required (a settlement without one must fail, not pay without
 // idempotency), and a retry must carry the same account and amount. The
-// template sets the paths through the environment; an option in code wins
-// over its variable, so the code's paths are passed only where it is unset.
+// template sets the paths through the environment, which overrides these
+// defaults (TestKeyPathsInTemplate checks that the two agree).
 func appOptions(log *slog.Logger) []idempotency.Option {
-	opts := []idempotency.Option{idempotency.WithKeyRequired(true), idempotency.WithLogger(log)}
-	if os.Getenv("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH") == "" {
-		opts = append(opts, idempotency.WithEventKey(eventKeyPath))
+	return []idempotency.Option{
+		idempotency.WithKeyRequired(true), idempotency.WithLogger(log),
+		idempotency.WithDefaults(idempotency.WithEventKey(eventKeyPath), idempotency.WithPayloadValidation(validationPath)),
 	}
-	if os.Getenv("POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH") == "" {
-		opts = append(opts, idempotency.WithPayloadValidation(validationPath))
-	}
-	return opts
 }

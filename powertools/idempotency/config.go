@@ -33,12 +33,7 @@ const (
 // function wrapper's name, the key prefix of a funcKind; out is the
 // wrapped function's result type.
 func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []Option) (*engine, error) {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o, d := resolveOptions(opts)
 	if o.replayOut != nil && o.replayOut != out {
 		return nil, &ConfigError{Name: "WithReplayHook", Err: fmt.Errorf("its function takes and returns %v, the wrapped function returns %v", o.replayOut, out)}
 	}
@@ -65,12 +60,12 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 
 	if o.disabled != nil {
 		e.disabled = *o.disabled
-	} else {
-		d, _, err := envBool(envDisabled)
-		if err != nil {
-			return nil, err
-		}
-		e.disabled = d
+	} else if v, set, err := envBool(envDisabled); err != nil {
+		return nil, err
+	} else if set {
+		e.disabled = v
+	} else if d.disabled != nil {
+		e.disabled = *d.disabled
 	}
 	if e.disabled {
 		warnDisabled(e.log())
@@ -81,13 +76,18 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 			return nil, &ConfigError{Name: "WithExpiresAfter", Err: errors.New("must be at least 1s")}
 		}
 		e.expiresAfter = *o.expiresAfter
-	} else if d, set, err := envDuration(envExpiresAfter); err != nil {
+	} else if v, set, err := envDuration(envExpiresAfter); err != nil {
 		return nil, err
 	} else if set {
-		if d < time.Second {
+		if v < time.Second {
 			return nil, &ConfigError{Name: envExpiresAfter, Err: errors.New("must be at least 1s")}
 		}
-		e.expiresAfter = d
+		e.expiresAfter = v
+	} else if d.expiresAfter != nil {
+		if *d.expiresAfter < time.Second {
+			return nil, &ConfigError{Name: "WithExpiresAfter", Err: errors.New("must be at least 1s")}
+		}
+		e.expiresAfter = *d.expiresAfter
 	}
 
 	if o.lease != nil {
@@ -104,20 +104,20 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	e.invoker, _ = store.(Invoker)
 
 	var err error
-	if e.keyExpr, err = compileSetting(o.eventKey, "WithEventKey", envEventKey, kind, o.functions); err != nil {
+	if e.keyExpr, err = compileSetting(o.eventKey, d.eventKey, "WithEventKey", envEventKey, kind, o.functions); err != nil {
 		return nil, err
 	}
 	if e.keyExpr == nil {
 		e.keyExpr = wholeEvent
 	}
-	if e.validation, err = compileSetting(o.validation, "WithPayloadValidation", envValidation, kind, o.functions); err != nil {
+	if e.validation, err = compileSetting(o.validation, d.validation, "WithPayloadValidation", envValidation, kind, o.functions); err != nil {
 		return nil, err
 	}
 
 	// A disabled handler never builds a key, so a missing prefix only
 	// matters once idempotency is on: local runs with
 	// POWERTOOLS_IDEMPOTENCY_DISABLED need no function name.
-	if e.prefix, err = keyPrefix(o.keyPrefix, kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
+	if e.prefix, err = keyPrefix(o.keyPrefix, d.keyPrefix, kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
 		return nil, err
 	}
 	if store == nil && !e.disabled {
@@ -127,6 +127,33 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 		return nil, &ConfigError{Name: "WithReconcile", Err: errors.New("the store cannot take over an UNCERTAIN record: it does not implement UncertainStore")}
 	}
 	return e, nil
+}
+
+// resolveOptions applies opts: first the settings given to WithDefaults,
+// then the others, which win. It returns, apart in d, the defaults of the
+// settings that have an environment variable, since the variable comes
+// between the two: code given outright, then the environment, then the
+// defaults, then the built-in default.
+func resolveOptions(opts []Option) (o, d options) {
+	var scan options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&scan)
+		}
+	}
+	for _, opt := range scan.defaults {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	d.eventKey, d.validation, d.keyPrefix, d.expiresAfter, d.disabled = o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled
+	o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled = nil, nil, nil, nil, nil
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o, d
 }
 
 // disabledWarned makes the warning that idempotency is off once per process.
@@ -147,14 +174,16 @@ var wholeEvent = jmespath.MustCompile("@")
 
 // compileSetting compiles the expression set in code, else the one in the
 // environment variable (handlers only). Nil means the setting is off.
-func compileSetting(code *string, option, variable string, kind wrapperKind, fns []jmespath.Function) (*jmespath.Expression, error) {
+func compileSetting(code, fallback *string, option, variable string, kind wrapperKind, fns []jmespath.Function) (*jmespath.Expression, error) {
 	expr, name := "", option
+	env, set := envString(variable)
 	switch {
 	case code != nil:
 		expr = *code
-	case kind == handlerKind:
-		expr, _ = envString(variable)
-		name = variable
+	case kind == handlerKind && set:
+		expr, name = env, variable
+	case fallback != nil:
+		expr = *fallback
 	}
 	if expr == "" {
 		return nil, nil
@@ -172,9 +201,9 @@ func compileSetting(code *string, option, variable string, kind wrapperKind, fns
 
 // keyPrefix resolves the prefix: a function wrapper's name, or for a
 // handler the option, the variable, or the function name, in that order.
-func keyPrefix(code *string, kind wrapperKind, name string) (string, error) {
+func keyPrefix(code, fallback *string, kind wrapperKind, name string) (string, error) {
 	if kind == funcKind {
-		if code != nil {
+		if code != nil || fallback != nil {
 			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("a function wrapper's key prefix is its name")}
 		}
 		if name == "" {
@@ -195,6 +224,9 @@ func keyPrefix(code *string, kind wrapperKind, name string) (string, error) {
 	}
 	if p, ok := envString(envKeyPrefix); ok {
 		return p, nil
+	}
+	if fallback != nil {
+		return keyPrefix(fallback, nil, kind, name)
 	}
 	if p, ok := envString(envFunctionName); ok {
 		return p, nil

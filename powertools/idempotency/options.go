@@ -11,11 +11,28 @@ import (
 	"github.com/gopowertools/lambda/jmespath"
 )
 
-// Option configures [Wrap], [New], [WrapFunc] and [NewFunc]. Options are
-// checked when the wrapper is built, so a bad setting fails at cold start,
-// never in the middle of an invocation. An option given in code wins over
-// the matching environment variable.
+// Option configures [Wrap], [New], [NewTyped], [WrapFunc] and [NewFunc].
+// Options are checked when the wrapper is built, so a bad setting fails at
+// cold start, never in the middle of an invocation. An option given in code
+// wins over the matching environment variable; one given in
+// [WithDefaults] gives way to it.
 type Option func(*options)
+
+// WithDefaults gives settings that the function's environment overrides:
+// the key paths in code, say, for local runs and tests, and the ones that
+// template.yaml sets per function in production. For every setting the
+// precedence is the same: an option given outright, then the environment
+// variable (for the settings that have one: POWERTOOLS_IDEMPOTENCY_*, see
+// the package documentation), then the option given in WithDefaults, then
+// the built-in default. Settings without a variable given in WithDefaults
+// give way to the same options given outright.
+//
+// A function wrapper reads only POWERTOOLS_IDEMPOTENCY_DISABLED and
+// POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER; its other defaults apply as given.
+func WithDefaults(opts ...Option) Option {
+	opts = append([]Option(nil), opts...)
+	return func(o *options) { o.defaults = append(o.defaults, opts...) }
+}
 
 // options records what the caller set; build resolves it against the
 // environment and the defaults. A nil pointer means "not set".
@@ -34,6 +51,7 @@ type options struct {
 	functions                  []jmespath.Function
 	observer                   func(context.Context, Observation)
 	useNumber, disallowUnknown bool
+	defaults                   []Option // WithDefaults
 	clock                      func() time.Time
 	logger                     *slog.Logger
 	disabled                   *bool

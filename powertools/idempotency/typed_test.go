@@ -106,7 +106,9 @@ func ExampleTyped_Call() {
 		Amount int    `json:"amount"`
 	}
 	h, err := idempotency.NewTyped(idempotencytest.NewStore(),
-		func(_ context.Context, o order) (charge, error) { return charge{ID: "ch_" + o.ID, Amount: o.Amount}, nil },
+		func(_ context.Context, o order) (charge, error) {
+			return charge{ID: "ch_" + o.ID, Amount: o.Amount}, nil
+		},
 		idempotency.WithKeyPrefix("payments"), idempotency.WithEventKey("id"), idempotency.WithKeyRequired(true))
 	if err != nil {
 		panic(err)

@@ -1,0 +1,53 @@
+// Package template reads the repository's template.yaml for the examples'
+// tests: what a function's environment holds in the deployed stack.
+package template
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gopowertools/lambda/internal/testenv"
+)
+
+// Variables returns the plain (untagged) environment variables that
+// template.yaml gives the function resource logicalID.
+func Variables(logicalID string) (map[string]string, error) {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "template.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("template.yaml: %w", err)
+	}
+	vars := lookup(doc.Content[0], "Resources", logicalID, "Properties", "Environment", "Variables")
+	if vars == nil || vars.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("template.yaml: no Environment.Variables for %s", logicalID)
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(vars.Content); i += 2 {
+		if v := vars.Content[i+1]; v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
+			out[vars.Content[i].Value] = v.Value
+		}
+	}
+	return out, nil
+}
+
+func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		n = next
+	}
+	return n
+}
