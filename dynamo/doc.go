@@ -8,6 +8,12 @@
 // layout and the condition of every request are described in
 // docs/record-format.md in the repository.
 //
+// The table is [Options.TableName], by default the value of the
+// environment variable POWERTOOLS_IDEMPOTENCY_TABLE ([TableEnv]). That
+// variable is this library's own, despite its prefix: Powertools for AWS
+// Lambda (Python, TypeScript) reads no such variable, and takes the table
+// name as an argument of its DynamoDB persistence layer.
+//
 // # Requests
 //
 //   - [Store.Acquire] is one PutItem, conditioned on no live record and

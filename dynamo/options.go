@@ -10,8 +10,9 @@ import (
 
 // Environment variables read for defaults.
 const (
-	// TableEnv names the table when Options.TableName is not set, as in
-	// Powertools for AWS Lambda.
+	// TableEnv names the table when Options.TableName is not set. It is
+	// this library's own variable: Powertools takes the table name in
+	// code.
 	TableEnv = "POWERTOOLS_IDEMPOTENCY_TABLE"
 	// functionNameEnv is set by Lambda; it makes the default static
 	// partition key of composite mode.
