@@ -38,7 +38,8 @@
 // queue, records of one message group never run at the same time: in the
 // default stop-at-first-failure mode a FIFO batch runs one record at a time
 // (stopping at the first failure means nothing after it may have started);
-// with [WithSkipGroupOnFailure], groups run in parallel, each in order.
+// with [WithSkipGroupOnFailure], groups run in parallel, each in order, and
+// one at a time (the default) the records run in the batch's order.
 //
 // # Idempotency per record
 //

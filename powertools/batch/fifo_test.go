@@ -101,6 +101,21 @@ func TestFIFORules(t *testing.T) {
 // TestFIFOGroupsRunInOrder checks that, with group skip and concurrency,
 // groups overlap but the records of one group never do, and each group
 // runs in its order.
+// TestFIFOGroupSkipOneAtATimeIsInRecordOrder checks that with one worker
+// the records of a FIFO batch with group skipping run in the order of the
+// batch, as Powertools runs them, not group by group.
+func TestFIFOGroupSkipOneAtATimeIsInRecordOrder(t *testing.T) {
+	fn, calls := behave([]string{"a2"}, nil)
+	p, err := batch.New(batch.WithSkipGroupOnFailure(true), batch.WithConcurrency(1), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SQS(context.Background(), sqsEvent(fifoARN, "a1@A", "b1@B", "a2@A", "c1@C", "b2@B", "a3@A"), fn)
+	if got, want := calls(), []string{"a1", "b1", "a2", "c1", "b2"}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want %v: record order, a3 skipped after a2", got, want)
+	}
+}
+
 func TestFIFOGroupsRunInOrder(t *testing.T) {
 	var specs []string
 	for i := range 8 {

@@ -88,6 +88,22 @@ func (p *Processor) runUntilFailure(ctx context.Context, b records, errs []error
 // group runs in order and stops at its first failure; groups are
 // independent, so they may run in parallel.
 func (p *Processor) runGroups(ctx context.Context, b records, errs []error) {
+	if p.workers() <= 1 {
+		// One record at a time: in record order, as Powertools walks
+		// them, each group skipped from its first failure on.
+		failed := map[string]int{}
+		for i := range errs {
+			g := b.group(i)
+			if f, ok := failed[g]; ok {
+				errs[i] = &SkippedError{FailedID: b.id(f)}
+				continue
+			}
+			if errs[i] = p.runOne(ctx, b, i); errs[i] != nil {
+				failed[g] = i
+			}
+		}
+		return
+	}
 	var order []string
 	members := make(map[string][]int)
 	for i := range errs {
