@@ -19,9 +19,9 @@ const defaultFulfilmentTimeout = 5 * time.Second
 
 // newAppFromEnv builds the function from its environment.
 func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
-	table := os.Getenv("IDEMPOTENCY_TABLE")
+	table := os.Getenv("POWERTOOLS_IDEMPOTENCY_TABLE")
 	if table == "" {
-		return nil, errors.New("IDEMPOTENCY_TABLE is not set")
+		return nil, errors.New("POWERTOOLS_IDEMPOTENCY_TABLE is not set")
 	}
 	baseURL := os.Getenv("FULFILMENT_URL")
 	if baseURL == "" {

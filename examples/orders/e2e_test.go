@@ -99,7 +99,7 @@ func TestEndToEndBurst(t *testing.T) {
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + moto,
 		"AWS_LAMBDA_FUNCTION_NAME=orders", "AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(e2eTimeout),
-		"IDEMPOTENCY_TABLE=" + name, "FULFILMENT_URL=" + srv.URL,
+		"POWERTOOLS_IDEMPOTENCY_TABLE=" + name, "FULFILMENT_URL=" + srv.URL,
 	}
 	ems := make([]*emulator.Emulator, e2eInFlight)
 	for i := range ems {

@@ -194,7 +194,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{"t", "http://x", "soon"},
 		{"t", "http://x", "-1s"},
 	} {
-		t.Setenv("IDEMPOTENCY_TABLE", tt.table)
+		t.Setenv("POWERTOOLS_IDEMPOTENCY_TABLE", tt.table)
 		t.Setenv("FULFILMENT_URL", tt.url)
 		t.Setenv("FULFILMENT_TIMEOUT", tt.timeout)
 		if _, err := newAppFromEnv(context.Background(), slog.New(slog.DiscardHandler)); err == nil {

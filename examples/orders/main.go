@@ -10,9 +10,9 @@
 //
 // Environment:
 //
-//	IDEMPOTENCY_TABLE    the DynamoDB table of idempotency records (required)
-//	FULFILMENT_URL       the fulfilment service's base URL (required)
-//	FULFILMENT_TIMEOUT   how long one fulfilment request may take (Go duration, default 5s)
+//	POWERTOOLS_IDEMPOTENCY_TABLE  the DynamoDB table of idempotency records (required)
+//	FULFILMENT_URL                the fulfilment service's base URL (required)
+//	FULFILMENT_TIMEOUT            how long one fulfilment request may take (Go duration, default 5s)
 //
 // plus the AWS SDK's own variables (AWS_REGION, credentials,
 // AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB) and

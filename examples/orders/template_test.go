@@ -89,11 +89,11 @@ func templateProblems(t *testing.T, raw []byte) []string {
 	root := doc.Content[0]
 	resources := lookup(root, "Resources")
 	// The TTL rule is for tables of idempotency records: those a function
-	// names in IDEMPOTENCY_TABLE, or every table when none is named. Other
+	// names in POWERTOOLS_IDEMPOTENCY_TABLE, or every table when none is named. Other
 	// tables, such as the settlement example's ledger, keep their items.
 	idempotencyTables := map[string]bool{}
 	for _, res := range mapping(resources) {
-		if name, table := ref(resources, lookup(res, "Properties", "Environment", "Variables", "IDEMPOTENCY_TABLE")); table != nil {
+		if name, table := ref(resources, lookup(res, "Properties", "Environment", "Variables", "POWERTOOLS_IDEMPOTENCY_TABLE")); table != nil {
 			idempotencyTables[name] = true
 		}
 	}

@@ -20,9 +20,9 @@ const defaultProviderTimeout = 5 * time.Second
 
 // newAppFromEnv builds the function from its environment.
 func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
-	table := os.Getenv("IDEMPOTENCY_TABLE")
+	table := os.Getenv("POWERTOOLS_IDEMPOTENCY_TABLE")
 	if table == "" {
-		return nil, errors.New("IDEMPOTENCY_TABLE is not set")
+		return nil, errors.New("POWERTOOLS_IDEMPOTENCY_TABLE is not set")
 	}
 	providerURL := os.Getenv("PAYMENT_PROVIDER_URL")
 	if providerURL == "" {

@@ -99,7 +99,7 @@ func (c *crashWorld) sandbox() *function {
 		"AWS_ENDPOINT_URL_DYNAMODB=" + c.db.URL(),
 		"AWS_LAMBDA_FUNCTION_NAME=payments",
 		fmt.Sprintf("AWS_LAMBDA_FUNCTION_TIMEOUT=%d", int(crashTimeout/time.Second)),
-		"IDEMPOTENCY_TABLE=" + c.table,
+		"POWERTOOLS_IDEMPOTENCY_TABLE=" + c.table,
 		"PAYMENT_PROVIDER_URL=" + c.provider,
 		"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=" + eventKeyPath,
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,

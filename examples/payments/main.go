@@ -5,9 +5,9 @@
 //
 // Environment:
 //
-//	IDEMPOTENCY_TABLE         the DynamoDB table of idempotency records (required)
-//	PAYMENT_PROVIDER_URL      the payment provider's base URL (required)
-//	PAYMENT_PROVIDER_TIMEOUT  how long one charge request may take (Go duration, default 5s)
+//	POWERTOOLS_IDEMPOTENCY_TABLE  the DynamoDB table of idempotency records (required)
+//	PAYMENT_PROVIDER_URL          the payment provider's base URL (required)
+//	PAYMENT_PROVIDER_TIMEOUT      how long one charge request may take (Go duration, default 5s)
 //
 // plus the AWS SDK's own variables (AWS_REGION, credentials,
 // AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB) and the idempotency

@@ -16,9 +16,9 @@ import (
 
 // newAppFromEnv builds the function from its environment.
 func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
-	table := os.Getenv("IDEMPOTENCY_TABLE")
+	table := os.Getenv("POWERTOOLS_IDEMPOTENCY_TABLE")
 	if table == "" {
-		return nil, errors.New("IDEMPOTENCY_TABLE is not set")
+		return nil, errors.New("POWERTOOLS_IDEMPOTENCY_TABLE is not set")
 	}
 	ledger := os.Getenv("LEDGER_TABLE")
 	if ledger == "" {

@@ -119,7 +119,7 @@ func (w *world) sandbox() *function {
 		"AWS_ENDPOINT_URL_DYNAMODB=" + w.proxy.URL(),
 		"AWS_LAMBDA_FUNCTION_NAME=settlement",
 		fmt.Sprintf("AWS_LAMBDA_FUNCTION_TIMEOUT=%d", int(timeout/time.Second)),
-		"IDEMPOTENCY_TABLE=" + w.table,
+		"POWERTOOLS_IDEMPOTENCY_TABLE=" + w.table,
 		"LEDGER_TABLE=" + w.ledger,
 		"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=" + eventKeyPath,
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,

@@ -10,9 +10,9 @@
 //
 // Environment:
 //
-//	IDEMPOTENCY_TABLE  the DynamoDB table of idempotency records (required)
-//	LEDGER_TABLE       the DynamoDB table of ledger movements, keyed by
-//	                   settlement_id (required)
+//	POWERTOOLS_IDEMPOTENCY_TABLE  the DynamoDB table of idempotency records (required)
+//	LEDGER_TABLE                  the DynamoDB table of ledger movements, keyed by
+//	                              settlement_id (required)
 //
 // plus the AWS SDK's own variables (AWS_REGION, credentials,
 // AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB) and the idempotency

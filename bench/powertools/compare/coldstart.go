@@ -90,7 +90,7 @@ func startOnce(rie, bin string) (initMs, invokeMs float64, err error) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
 		"AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9", "AWS_LAMBDA_FUNCTION_NAME=payments",
-		"IDEMPOTENCY_TABLE=payments-idempotency", "PAYMENT_PROVIDER_URL=http://127.0.0.1:9"}
+		"POWERTOOLS_IDEMPOTENCY_TABLE=payments-idempotency", "PAYMENT_PROVIDER_URL=http://127.0.0.1:9"}
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -107,7 +107,7 @@ func run(ctx context.Context, cfg config) error {
 			"AWS_ENDPOINT_URL_DYNAMODB=" + db.url,
 			"AWS_LAMBDA_FUNCTION_NAME=payments",
 			"AWS_LAMBDA_FUNCTION_TIMEOUT=10",
-			"IDEMPOTENCY_TABLE=" + table,
+			"POWERTOOLS_IDEMPOTENCY_TABLE=" + table,
 			"PAYMENT_PROVIDER_URL=" + providerURL,
 			// As template.yaml sets them.
 			"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=powertools_json(body).order_id",
