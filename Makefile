@@ -5,7 +5,8 @@
 #   make tools    install the pinned tools under .tools/ (fast when installed)
 #   make help     list the targets
 #
-# Sections below: settings, tools, checks, tests, cleaning. To add a step
+# Sections below: settings, tools, checks, tests, benchmarks and soak,
+# examples, cleaning. To add a step
 # that needs the test servers, make it a prerequisite of test-with-servers;
 # one that does not, a prerequisite of test.
 
@@ -51,7 +52,7 @@ vet: ## go vet the main module
 	$(call step,go vet ./...)
 	@$(GO) vet ./...
 
-lint-template: ## cfn-lint template.yaml and the examples' templates (skipped while there is none)
+lint-template: ## cfn-lint template.yaml and the examples' templates
 	@if [[ -f template.yaml ]]; then \
 		scripts/tools.sh python; \
 		printf '\n==> cfn-lint template.yaml examples/*/template.yaml\n'; \
@@ -75,15 +76,14 @@ go-test: ## go test the main module (servers: use make test)
 	$(call step,go test $(GO_TEST_FLAGS) ./...)
 	@$(GO) test $(GO_TEST_FLAGS) ./...
 
-bench-test: ## go test the bench/ module, when it exists
+bench-test: ## go test the bench/ module (its own go.mod: Powertools comparisons)
 	@if [[ -f bench/go.mod ]]; then \
 		printf '\n==> cd bench && go test ./...\n'; \
 		cd bench && $(GO) test ./...; \
 	fi
 
-# ------------------------------------------------------------- reliability
-# Owned by the reliability work (issue 6): docs/reliability.md and the side
-# by side comparison in docs/benchmarks.md come from these targets.
+# -------------------------------------------------------- benchmarks, soak
+# docs/benchmarks.md and docs/reliability.md quote these runs.
 
 SOAK_INVOCATIONS ?= 10000
 
@@ -100,8 +100,6 @@ soak: tools ## the full soak: 10,000 invocations (SOAK_INVOCATIONS) under random
 		$(GO) test -race -count=1 -v -timeout 60m -run '^TestSoak$$' ./dynamo/
 
 # ---------------------------------------------------------------- examples
-# Owned by the examples work (issue 4): make build, the target that sam build
-# calls for template.yaml (BuildMethod: makefile), and make demo.
 
 # Every example with a main package: examples/<name>/main.go.
 EXAMPLES = $(patsubst examples/%/main.go,%,$(wildcard examples/*/main.go))
@@ -109,40 +107,22 @@ EXAMPLES = $(patsubst examples/%/main.go,%,$(wildcard examples/*/main.go))
 # without the RPC mode that only the retired go1.x runtime used.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux $(GO) build -tags lambda.norpc
 
-.PHONY: build build-PaymentsFunction demo
+.PHONY: build demo
 build: ## build every example into build/<example>/bootstrap (Linux, this machine's architecture)
 	$(call step,build: $(EXAMPLES))
 	@for ex in $(EXAMPLES); do \
 		$(LAMBDA_BUILD) -o build/$$ex/bootstrap ./examples/$$ex; \
 	done
 
-# sam build runs this for PaymentsFunction, with ARTIFACTS_DIR set; the
-# function runs on arm64.
-build-PaymentsFunction:
+# sam build runs build-<Name>Function for each function of template.yaml
+# (BuildMethod: makefile), with ARTIFACTS_DIR set: PaymentsFunction builds
+# examples/payments, and so on. The functions run on arm64.
+build-%Function:
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))
-	GOARCH=arm64 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./examples/payments
+	GOARCH=arm64 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./examples/$(shell echo '$*' | tr A-Z a-z)
 
 demo: ## run the payments example here: moto, a local provider, the function under the Lambda emulator
 	@scripts/demo.sh
-
-# ------------------------------------------------------------------- batch
-# Owned by the batch work (issue 5): the target sam build calls for
-# OrdersFunction in template.yaml. make build builds examples/orders for
-# the emulator with the other examples.
-
-.PHONY: build-OrdersFunction
-build-OrdersFunction:
-	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))
-	GOARCH=arm64 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./examples/orders
-
-# ------------------------------------------------------------- settlement
-# Owned by the exactly-once work (issue 7): the target sam build calls for
-# SettlementFunction in template.yaml.
-
-.PHONY: build-SettlementFunction
-build-SettlementFunction:
-	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))
-	GOARCH=arm64 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./examples/settlement
 
 # ---------------------------------------------------------------- cleaning
 
