@@ -6,9 +6,9 @@
 #   make help     list the targets
 #
 # Sections below: settings, tools, checks, tests, benchmarks and soak,
-# examples, cleaning. To add a step
-# that needs the test servers, make it a prerequisite of test-with-servers;
-# one that does not, a prerequisite of test.
+# examples, cleaning. To add a step that needs the test servers, make it a
+# prerequisite of test-with-servers; one that does not, a prerequisite of
+# test.
 
 # ---------------------------------------------------------------- settings
 
