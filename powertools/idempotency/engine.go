@@ -96,7 +96,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		return result{response: resp, key: key, replayed: true}, err
 	}
 
-	l := &lease{rec: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(now), PayloadHash: hash}}
+	l := &lease{rec: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(), PayloadHash: hash}}
 	rec := &l.rec
 	for attempt := 1; ; attempt++ {
 		rec.Expiry = now.Add(e.expiresAfter)

@@ -70,7 +70,7 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 		Status:      StatusUncertain,
 		Expiry:      now.Add(e.expiresAfter),
 		LeaseEnd:    e.leaseEnd(ctx, now),
-		LeaseToken:  newLeaseToken(now),
+		LeaseToken:  newLeaseToken(),
 		PayloadHash: existing.PayloadHash,
 	}}
 	rec := &l.rec
