@@ -21,9 +21,9 @@ func (p *Processor) SQS(ctx context.Context, event events.SQSEvent, fn SQSFunc) 
 	return p.run(ctx, &sqsRecords{msgs: event.Records, fn: fn}, fifo)
 }
 
-// SQSHandler returns a Lambda handler that processes SQS events with fn
-// and reports partial batch failures. It panics with a [*ConfigError] when
-// fn is nil or an option is invalid, so that a misconfigured function fails
+// SQSHandler returns a Lambda handler that processes SQS events with fn and
+// reports partial batch failures, and panics with a [*ConfigError] when fn
+// is nil or an option is invalid, so that a misconfigured function fails
 // at cold start.
 func SQSHandler(fn SQSFunc, opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	if fn == nil {

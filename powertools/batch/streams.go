@@ -32,7 +32,7 @@ func (p *Processor) DynamoDB(ctx context.Context, event events.DynamoDBEvent, fn
 }
 
 // KinesisHandler returns a Lambda handler that processes Kinesis events
-// with fn and reports partial batch failures. It panics with a
+// with fn and reports partial batch failures, and panics with a
 // [*ConfigError] when fn is nil or an option is invalid.
 func KinesisHandler(fn KinesisFunc, opts ...Option) func(context.Context, events.KinesisEvent) (events.KinesisEventResponse, error) {
 	if fn == nil {
@@ -46,7 +46,7 @@ func KinesisHandler(fn KinesisFunc, opts ...Option) func(context.Context, events
 }
 
 // DynamoDBHandler returns a Lambda handler that processes DynamoDB Streams
-// events with fn and reports partial batch failures. It panics with a
+// events with fn and reports partial batch failures, and panics with a
 // [*ConfigError] when fn is nil or an option is invalid.
 func DynamoDBHandler(fn DynamoDBFunc, opts ...Option) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	if fn == nil {

@@ -10,8 +10,10 @@ import (
 )
 
 // WrapFunc makes fn idempotent on its argument, for an effect inside a
-// handler (Powertools' idempotent_function): the argument is encoded to
-// JSON and the key is taken from it ([WithEventKey] selects part of it;
+// handler (Powertools' idempotent_function), and panics with a
+// [*ConfigError] when the configuration is invalid ([NewFunc] returns the
+// error instead). The argument is encoded to JSON and the key is taken
+// from it ([WithEventKey] selects part of it;
 // default: all of it). The key prefix is "<function>.<name>", the Lambda
 // function's name (AWS_LAMBDA_FUNCTION_NAME) and name, as in Powertools, so
 // that functions sharing a table keep their records apart; outside Lambda,
@@ -21,8 +23,7 @@ import (
 //
 // The event-shaped environment variables (event key, payload validation,
 // key prefix) do not apply to a function; POWERTOOLS_IDEMPOTENCY_DISABLED
-// and POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER do. WrapFunc panics with a
-// [*ConfigError] when the configuration is invalid; [NewFunc] returns it.
+// and POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER do.
 func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In) (Out, error), opts ...Option) func(context.Context, In) (Out, error) {
 	f, err := NewFunc(name, store, fn, opts...)
 	if err != nil {

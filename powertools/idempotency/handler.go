@@ -18,11 +18,11 @@ type Handler struct {
 	invoke call // decodes the event, runs the user's function, encodes
 }
 
-// Wrap makes fn idempotent: a repeated event, as identified by its key (see
-// [WithEventKey]), gets the response stored for the first one instead of
-// running fn again. Wrap panics with a [*ConfigError] when an option or an
-// environment variable is invalid, so that a misconfigured function fails
-// at cold start; use [New] to get the error instead.
+// Wrap makes fn idempotent, and panics with a [*ConfigError] when an option
+// or an environment variable is invalid, so that a misconfigured function
+// fails at cold start ([New] returns the error instead). A repeated event,
+// as identified by its key (see [WithEventKey]), gets the response stored
+// for the first one instead of running fn again.
 func Wrap[In, Out any](store Store, fn func(context.Context, In) (Out, error), opts ...Option) *Handler {
 	h, err := New(store, fn, opts...)
 	if err != nil {
