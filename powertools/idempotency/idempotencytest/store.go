@@ -5,6 +5,7 @@
 package idempotencytest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ import (
 // is safe for concurrent use.
 type Store struct {
 	mu          sync.Mutex
-	records     table
+	records     map[string]idempotency.Record // as DynamoDB keeps them (see stored)
 	counts      Counts
 	maxItemSize int // 0: DefaultMaxItemSize; negative: no limit
 }
@@ -54,18 +55,14 @@ func NewStore() *Store { return &Store{} }
 
 var _ idempotency.Store = (*Store)(nil)
 
-// Acquire writes rec unless a live record holds rec.Key. A stored record
-// gives way when its Expiry is set and has passed, or when it is IN_PROGRESS
-// and its lease has passed (or it has none): the condition the DynamoDB
-// store sends. Otherwise the stored record is returned, or a
+// Acquire writes rec unless a live record holds rec.Key
+// ([idempotency.Record.Live] at now): the condition the DynamoDB store
+// sends. Otherwise the stored record is returned, or a
 // [*idempotency.CorruptedRecordError] when its status is unknown. A record
 // over the size limit gives [idempotency.ErrRecordTooLarge].
 func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
-	if err := ctx.Err(); err != nil {
+	if err := begin(ctx, rec.Key); err != nil {
 		return nil, err
-	}
-	if rec.Key == "" {
-		return nil, errEmptyKey
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -73,14 +70,10 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 		return nil, err
 	}
 	s.counts.Acquire++
-	i, old, ok := s.records.lookup(rec.Key)
-	if ok && !old.replaceable(now) {
-		if err := old.check(rec.Key); err != nil {
-			return nil, err
-		}
-		return old.record(rec.Key), nil
+	if old, ok := s.records[rec.Key]; ok && old.Live(now) {
+		return readBack(&old)
 	}
-	s.records.putAt(i, ok, rec)
+	s.put(rec)
 	return nil, nil
 }
 
@@ -89,11 +82,8 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 // [idempotency.ErrLeaseLost]. A record over the size limit gives
 // [idempotency.ErrRecordTooLarge] and leaves the stored one as it was.
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
-	if err := ctx.Err(); err != nil {
+	if err := begin(ctx, rec.Key); err != nil {
 		return err
-	}
-	if rec.Key == "" {
-		return errEmptyKey
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,57 +91,47 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 		return err
 	}
 	s.counts.Complete++
-	i, old, ok := s.records.lookup(rec.Key)
-	if !ok || string(old.leaseToken()) != rec.LeaseToken {
+	if old, ok := s.records[rec.Key]; !ok || old.LeaseToken != rec.LeaseToken {
 		return fmt.Errorf("idempotencytest: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.records.putAt(i, true, rec)
+	s.put(rec)
 	return nil
 }
 
 // Release deletes the record key when it carries token. A missing record is
 // not an error; a record with another token gives [idempotency.ErrLeaseLost].
 func (s *Store) Release(ctx context.Context, key, token string) error {
-	if err := ctx.Err(); err != nil {
+	if err := begin(ctx, key); err != nil {
 		return err
-	}
-	if key == "" {
-		return errEmptyKey
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Release++
-	old, ok := s.records.get(key)
+	old, ok := s.records[key]
 	if !ok {
 		return nil
 	}
-	if string(old.leaseToken()) != token {
+	if old.LeaseToken != token {
 		return fmt.Errorf("idempotencytest: release %q: %w", key, idempotency.ErrLeaseLost)
 	}
-	s.records.delete(key)
+	delete(s.records, key)
 	return nil
 }
 
 // Get returns a copy of the record key, [idempotency.ErrRecordNotFound], or
 // a [*idempotency.CorruptedRecordError] when its status is unknown.
 func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
-	if err := ctx.Err(); err != nil {
+	if err := begin(ctx, key); err != nil {
 		return nil, err
-	}
-	if key == "" {
-		return nil, errEmptyKey
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Get++
-	old, ok := s.records.get(key)
+	old, ok := s.records[key]
 	if !ok {
 		return nil, fmt.Errorf("idempotencytest: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
-	if err := old.check(key); err != nil {
-		return nil, err
-	}
-	return old.record(key), nil
+	return readBack(&old)
 }
 
 // Put stores a copy of rec as it is, with no condition and no check: a test
@@ -161,7 +141,7 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 func (s *Store) Put(rec *idempotency.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.records.put(rec)
+	s.put(rec)
 }
 
 // Records returns a copy of every stored record, expired ones included,
@@ -169,10 +149,11 @@ func (s *Store) Put(rec *idempotency.Record) {
 func (s *Store) Records() []idempotency.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]idempotency.Record, 0, s.records.len())
-	s.records.each(func(key string, p packed) {
-		out = append(out, *p.record(key))
-	})
+	out := make([]idempotency.Record, 0, len(s.records))
+	for _, r := range s.records {
+		r.Response = bytes.Clone(r.Response)
+		out = append(out, r)
+	}
 	slices.SortFunc(out, func(a, b idempotency.Record) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
@@ -182,6 +163,53 @@ func (s *Store) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts
+}
+
+// put keeps a copy of rec as DynamoDB keeps an item: Expiry in whole
+// seconds, LeaseEnd in whole milliseconds, no empty Response (DynamoDB
+// keeps no empty data attribute), and nothing shared with the caller.
+func (s *Store) put(rec *idempotency.Record) {
+	r := *rec
+	if !r.Expiry.IsZero() {
+		r.Expiry = time.Unix(r.Expiry.Unix(), 0).UTC()
+	}
+	if !r.LeaseEnd.IsZero() {
+		r.LeaseEnd = time.UnixMilli(r.LeaseEnd.UnixMilli()).UTC()
+	}
+	r.Response = nil
+	if len(rec.Response) > 0 {
+		r.Response = bytes.Clone(rec.Response)
+	}
+	if s.records == nil {
+		s.records = map[string]idempotency.Record{}
+	}
+	s.records[r.Key] = r
+}
+
+// readBack returns a copy of a stored record, as the DynamoDB store
+// decodes an item: a record of unknown status is a
+// [*idempotency.CorruptedRecordError].
+func readBack(r *idempotency.Record) (*idempotency.Record, error) {
+	switch r.Status {
+	case idempotency.StatusInProgress, idempotency.StatusComplete, idempotency.StatusUncertain:
+	default:
+		return nil, &idempotency.CorruptedRecordError{Key: r.Key, Reason: fmt.Sprintf("unknown status %q", r.Status)}
+	}
+	cp := *r
+	cp.Response = bytes.Clone(r.Response)
+	return &cp, nil
+}
+
+// begin refuses what the DynamoDB store refuses before any request: a
+// done context and an empty key (DynamoDB refuses an empty key attribute).
+func begin(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if key == "" {
+		return errEmptyKey
+	}
+	return nil
 }
 
 // errEmptyKey matches DynamoDB, which refuses an empty key attribute.

@@ -15,11 +15,8 @@ var _ idempotency.UncertainStore = (*Store)(nil)
 // [idempotency.ErrRecordTooLarge]. It is counted as an Acquire in
 // [Store.Counts]: it takes a key, as Acquire does.
 func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	if err := ctx.Err(); err != nil {
+	if err := begin(ctx, rec.Key); err != nil {
 		return err
-	}
-	if rec.Key == "" {
-		return errEmptyKey
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -27,10 +24,9 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 		return err
 	}
 	s.counts.Acquire++
-	i, old, ok := s.records.lookup(rec.Key)
-	if !ok || string(old.status()) != string(idempotency.StatusUncertain) || string(old.leaseToken()) != token {
+	if old, ok := s.records[rec.Key]; !ok || old.Status != idempotency.StatusUncertain || old.LeaseToken != token {
 		return fmt.Errorf("idempotencytest: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
-	s.records.putAt(i, true, rec)
+	s.put(rec)
 	return nil
 }
