@@ -63,7 +63,12 @@ lint-template: ## cfn-lint template.yaml and the examples' templates
 
 # ------------------------------------------------------------------- tests
 
-.PHONY: test test-with-servers go-test bench-test
+# The oldest Go that go.mod allows (the dependencies' own go directives set
+# it: aws-lambda-go needs 1.26): test-go-min runs the tests on it, fetched
+# through the module proxy.
+GO_MIN := $(shell sed -n 's/^go //p' go.mod)
+
+.PHONY: test test-with-servers go-test bench-test test-go-min
 test: tools fmt-check lint-template build ## everything CI runs, against real servers
 	$(call step,starting the test servers)
 	@scripts/with-servers.sh $(MAKE) test-with-servers
@@ -71,6 +76,10 @@ test: tools fmt-check lint-template build ## everything CI runs, against real se
 # Run inside scripts/with-servers.sh, which exports TEST_MOTO_ENDPOINT and
 # TEST_DYNALITE_ENDPOINT. Run alone, tests that need a server skip.
 test-with-servers: vet go-test bench-test
+
+test-go-min: tools ## the tests again, on the oldest Go that go.mod allows (its go directive)
+	$(call step,tests on go$(GO_MIN))
+	@scripts/with-servers.sh $(MAKE) test-with-servers GO="GOTOOLCHAIN=go$(GO_MIN) $(GO)"
 
 go-test: ## go test the main module (servers: use make test)
 	$(call step,go test $(GO_TEST_FLAGS) ./...)
