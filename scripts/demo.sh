@@ -16,9 +16,12 @@ cd "$ROOT"
 scripts/tools.sh python rie
 
 # The function as Lambda runs it, for this machine's architecture so that
-# the emulator can run it; and the demo program itself.
-mkdir -p build/payments build/demo
-(cd examples/payments && GOOS=linux CGO_ENABLED=0 go build -tags lambda.norpc -o "$ROOT/build/payments/bootstrap" .)
+# the emulator can run it; and the demo program itself. Both go in
+# build/demo, the demo's own folder: make build (which make test runs)
+# rewrites build/payments/bootstrap, and must not do so under a running
+# demo.
+mkdir -p build/demo
+(cd examples/payments && GOOS=linux CGO_ENABLED=0 go build -tags lambda.norpc -o "$ROOT/build/demo/bootstrap" .)
 go build -o build/demo/demo ./examples/internal/demo
 
 # exec: the demo program gets Ctrl-C and SIGTERM itself, and stops moto and
@@ -26,5 +29,5 @@ go build -o build/demo/demo ./examples/internal/demo
 exec build/demo/demo \
 	-moto .tools/venv/bin/moto_server \
 	-rie .tools/bin/aws-lambda-rie \
-	-bootstrap build/payments/bootstrap \
+	-bootstrap build/demo/bootstrap \
 	-logs build/demo

@@ -40,7 +40,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.moto, "moto", ".tools/venv/bin/moto_server", "moto_server binary")
 	flag.StringVar(&cfg.rie, "rie", ".tools/bin/aws-lambda-rie", "aws-lambda-rie binary")
-	flag.StringVar(&cfg.bootstrap, "bootstrap", "build/payments/bootstrap", "the payments function, built for this machine")
+	flag.StringVar(&cfg.bootstrap, "bootstrap", "build/demo/bootstrap", "the payments function, built for this machine")
 	flag.StringVar(&cfg.logs, "logs", "build/demo", "folder for the function's and moto's logs")
 	flag.Parse()
 
