@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/examples/internal/template"
 	"github.com/gopowertools/lambda/internal/testenv"
 )
 
@@ -87,46 +88,46 @@ func templateProblems(t *testing.T, raw []byte) []string {
 		t.Fatalf("template: %v", err)
 	}
 	root := doc.Content[0]
-	resources := lookup(root, "Resources")
+	resources := template.Lookup(root, "Resources")
 	// The TTL rule is for tables of idempotency records: those a function
 	// names in POWERTOOLS_IDEMPOTENCY_TABLE, or every table when none is named. Other
 	// tables, such as the settlement example's ledger, keep their items.
 	idempotencyTables := map[string]bool{}
 	for _, res := range mapping(resources) {
-		if name, table := ref(resources, lookup(res, "Properties", "Environment", "Variables", "POWERTOOLS_IDEMPOTENCY_TABLE")); table != nil {
+		if name, table := ref(resources, template.Lookup(res, "Properties", "Environment", "Variables", "POWERTOOLS_IDEMPOTENCY_TABLE")); table != nil {
 			idempotencyTables[name] = true
 		}
 	}
 	var problems []string
 	sqsEvents := 0
 	for name, res := range mapping(resources) {
-		switch scalar(lookup(res, "Type")) {
+		switch scalar(template.Lookup(res, "Type")) {
 		case "AWS::Serverless::Function":
-			timeout := intOr(lookup(res, "Properties", "Timeout"), intOr(lookup(root, "Globals", "Function", "Timeout"), 3))
-			for event, ev := range mapping(lookup(res, "Properties", "Events")) {
-				if scalar(lookup(ev, "Type")) != "SQS" {
+			timeout := intOr(template.Lookup(res, "Properties", "Timeout"), intOr(template.Lookup(root, "Globals", "Function", "Timeout"), 3))
+			for event, ev := range mapping(template.Lookup(res, "Properties", "Events")) {
+				if scalar(template.Lookup(ev, "Type")) != "SQS" {
 					continue
 				}
 				sqsEvents++
 				where := name + "." + event
-				types := lookup(ev, "Properties", "FunctionResponseTypes")
+				types := template.Lookup(ev, "Properties", "FunctionResponseTypes")
 				if types == nil || !slices.ContainsFunc(types.Content, func(n *yaml.Node) bool { return n.Value == "ReportBatchItemFailures" }) {
 					problems = append(problems, where+": no ReportBatchItemFailures: one failed record retries the whole batch")
 				}
-				qName, queue := ref(resources, lookup(ev, "Properties", "Queue"))
+				qName, queue := ref(resources, template.Lookup(ev, "Properties", "Queue"))
 				if queue == nil {
 					problems = append(problems, where+": its queue is not a resource of this template")
 					continue
 				}
 				// SQS's default visibility timeout is 30s.
-				if vis := intOr(lookup(queue, "Properties", "VisibilityTimeout"), 30); vis < 6*timeout {
+				if vis := intOr(template.Lookup(queue, "Properties", "VisibilityTimeout"), 30); vis < 6*timeout {
 					problems = append(problems, fmt.Sprintf("%s: visibility timeout %ds is less than 6 x the function timeout %ds", qName, vis, timeout))
 				}
-				redrive := lookup(queue, "Properties", "RedrivePolicy")
-				if _, dlq := ref(resources, lookup(redrive, "deadLetterTargetArn")); dlq == nil || scalar(lookup(dlq, "Type")) != "AWS::SQS::Queue" {
+				redrive := template.Lookup(queue, "Properties", "RedrivePolicy")
+				if _, dlq := ref(resources, template.Lookup(redrive, "deadLetterTargetArn")); dlq == nil || scalar(template.Lookup(dlq, "Type")) != "AWS::SQS::Queue" {
 					problems = append(problems, qName+": no dead-letter queue of this template in its RedrivePolicy")
 				}
-				if n := intOr(lookup(redrive, "maxReceiveCount"), 0); n < 1 {
+				if n := intOr(template.Lookup(redrive, "maxReceiveCount"), 0); n < 1 {
 					problems = append(problems, qName+": no maxReceiveCount in its RedrivePolicy")
 				}
 			}
@@ -134,11 +135,11 @@ func templateProblems(t *testing.T, raw []byte) []string {
 			if len(idempotencyTables) > 0 && !idempotencyTables[name] {
 				continue
 			}
-			ttl := lookup(res, "Properties", "TimeToLiveSpecification")
-			if attr := scalar(lookup(ttl, "AttributeName")); attr != storeExpiryAttr(t) {
+			ttl := template.Lookup(res, "Properties", "TimeToLiveSpecification")
+			if attr := scalar(template.Lookup(ttl, "AttributeName")); attr != storeExpiryAttr(t) {
 				problems = append(problems, fmt.Sprintf("%s: TTL attribute %q, but the store writes the expiry to %q", name, attr, storeExpiryAttr(t)))
 			}
-			if scalar(lookup(ttl, "Enabled")) != "true" {
+			if scalar(template.Lookup(ttl, "Enabled")) != "true" {
 				problems = append(problems, name+": TTL is not enabled")
 			}
 		}
@@ -161,23 +162,6 @@ func storeExpiryAttr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return attr
-}
-
-// lookup follows keys through mappings; nil when one is missing.
-func lookup(n *yaml.Node, keys ...string) *yaml.Node {
-	for _, k := range keys {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return nil
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = n.Content[i+1]
-			}
-		}
-		n = next
-	}
-	return n
 }
 
 // mapping returns the entries of a mapping node.
@@ -222,5 +206,5 @@ func ref(resources, n *yaml.Node) (string, *yaml.Node) {
 	default:
 		return "", nil
 	}
-	return name, lookup(resources, name)
+	return name, template.Lookup(resources, name)
 }

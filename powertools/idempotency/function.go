@@ -68,11 +68,8 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		case !res.replayed:
 			return res, out, nil
 		}
-		var stored Out
-		if err := json.Unmarshal(res.response, &stored); err != nil {
-			return res, zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
-		}
-		return res, stored, nil
+		stored, err := decodeStored[Out](res)
+		return res, stored, err
 	}
 	return func(ctx context.Context, in In) (Out, error) {
 		start := e.now()

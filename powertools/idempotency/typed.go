@@ -70,9 +70,16 @@ func (t *Typed[In, Out]) Call(ctx context.Context, payload []byte) (out Out, rep
 	case !res.replayed:
 		return fresh, false, nil
 	}
-	var stored Out
+	stored, err := decodeStored[Out](res)
+	return stored, true, err
+}
+
+// decodeStored decodes the response of a replay into Out: a stored
+// response that does not decode is a *CorruptedRecordError.
+func decodeStored[Out any](res result) (Out, error) {
+	var stored, zero Out
 	if err := json.Unmarshal(res.response, &stored); err != nil {
-		return zero, true, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
+		return zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
 	}
-	return stored, true, nil
+	return stored, nil
 }

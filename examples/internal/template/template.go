@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"gopkg.in/yaml.v3"
 
@@ -23,7 +24,7 @@ func Variables(logicalID string) (map[string]string, error) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("template.yaml: %w", err)
 	}
-	vars := lookup(doc.Content[0], "Resources", logicalID, "Properties", "Environment", "Variables")
+	vars := Lookup(doc.Content[0], "Resources", logicalID, "Properties", "Environment", "Variables")
 	if vars == nil || vars.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("template.yaml: no Environment.Variables for %s", logicalID)
 	}
@@ -36,7 +37,8 @@ func Variables(logicalID string) (map[string]string, error) {
 	return out, nil
 }
 
-func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+// Lookup follows keys through mappings from n; nil when one is missing.
+func Lookup(n *yaml.Node, keys ...string) *yaml.Node {
 	for _, k := range keys {
 		if n == nil || n.Kind != yaml.MappingNode {
 			return nil
@@ -50,4 +52,23 @@ func lookup(n *yaml.Node, keys ...string) *yaml.Node {
 		n = next
 	}
 	return n
+}
+
+// CheckKeyPaths fails t unless template.yaml gives the function logicalID,
+// through its environment, the key and validation paths its code has: the
+// ones a local run uses. The two must not drift apart.
+func CheckKeyPaths(t testing.TB, logicalID, key, validation string) {
+	t.Helper()
+	vars, err := Variables(logicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for variable, want := range map[string]string{
+		"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH":          key,
+		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH": validation,
+	} {
+		if got := vars[variable]; got != want {
+			t.Errorf("template.yaml sets %s=%q for %s, the code %q", variable, got, logicalID, want)
+		}
+	}
 }
