@@ -25,9 +25,10 @@ func TestDocsShowThisExample(t *testing.T) {
 		{"template.yaml", "yaml", read(t, "template.yaml")},
 		{"Makefile", "make", read(t, "Makefile")},
 		{"main_test.go", "go", testGo},
+		{"createtable/main.go", "go", read(t, filepath.Join("createtable", "main.go"))},
 	}
 	docs := map[string][]string{
-		"docs/getting-started.md": {"main.go", "template.yaml", "Makefile"},
+		"docs/getting-started.md": {"main.go", "main_test.go", "createtable/main.go", "template.yaml", "Makefile"},
 		"docs/testing.md":         {"main_test.go"},
 		"README.md":               {"main.go"},
 	}
