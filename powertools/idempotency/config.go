@@ -204,7 +204,7 @@ func compileSetting(code, fallback *string, option, variable string, kind wrappe
 func keyPrefix(code, fallback *string, kind wrapperKind, name string) (string, error) {
 	if kind == funcKind {
 		if code != nil || fallback != nil {
-			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("a function wrapper's key prefix is its name")}
+			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("a function wrapper's key prefix is the Lambda function's name and its own")}
 		}
 		if name == "" {
 			return "", &ConfigError{Name: "name", Err: errors.New("a function wrapper needs a name, its key prefix")}
