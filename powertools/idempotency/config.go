@@ -113,6 +113,10 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	if e.validation, err = compileSetting(o.validation, d.validation, "WithPayloadValidation", envValidation, kind, o.functions); err != nil {
 		return nil, err
 	}
+	e.exprs = []*jmespath.Expression{e.keyExpr}
+	if e.validation != nil {
+		e.exprs = append(e.exprs, e.validation)
+	}
 
 	// A disabled handler never builds a key, so a missing prefix only
 	// matters once idempotency is on: local runs with

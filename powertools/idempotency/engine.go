@@ -38,8 +38,11 @@ type engine struct {
 	// encoded is set for a function wrapper, whose payload is its
 	// argument as json.Marshal encoded it: JSON with one meaning, since
 	// nothing decodes it again. A Handler's event is read strictly (see
-	// selection).
+	// read).
 	encoded bool
+	// exprs is keyExpr, then validation when it is set: what read
+	// evaluates on every call.
+	exprs []*jmespath.Expression
 
 	leaseWarned atomic.Bool
 }
@@ -136,10 +139,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 // that the key, the payload hash and the handler see one request. A
 // function wrapper's argument is json.Marshal's output, decoded as it is.
 func (e *engine) read(payload []byte) (key, validated any, err error) {
-	exprs := []*jmespath.Expression{e.keyExpr}
-	if e.validation != nil {
-		exprs = append(exprs, e.validation)
-	}
+	exprs := e.exprs
 	var values []any
 	if e.encoded {
 		values = make([]any, len(exprs))
