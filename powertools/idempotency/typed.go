@@ -63,15 +63,18 @@ func (t *Typed[In, Out]) Call(ctx context.Context, payload []byte) (out Out, rep
 	}
 	start := t.engine.now()
 	res, err := t.engine.do(ctx, payload, run)
-	t.engine.observe(ctx, start, res, err)
-	switch {
-	case err != nil:
-		return zero, false, err
-	case !res.replayed:
-		return fresh, false, nil
+	replayed = err == nil && res.replayed
+	if replayed {
+		// Decoded before the observer hears of it, as a function
+		// wrapper's is: a stored response that does not decode is the
+		// outcome, not a replay.
+		fresh, err = decodeStored[Out](res)
 	}
-	stored, err := decodeStored[Out](res)
-	return stored, true, err
+	t.engine.observe(ctx, start, res, err)
+	if err != nil {
+		return zero, replayed, err
+	}
+	return fresh, replayed, nil
 }
 
 // decodeStored decodes the response of a replay into Out: a stored

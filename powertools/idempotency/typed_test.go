@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
@@ -120,4 +121,27 @@ func ExampleTyped_Call() {
 	// Output:
 	// ch_o-1 250 false <nil>
 	// ch_o-1 250 true <nil>
+}
+
+// TestTypedCallStoredResponseThatDoesNotDecode checks that a stored
+// response that does not decode into Out is a *CorruptedRecordError, and
+// that the observer hears of that, not of a replay.
+func TestTypedCallStoredResponseThatDoesNotDecode(t *testing.T) {
+	store := idempotencytest.NewStore()
+	var seen []idempotency.Outcome
+	h, err := idempotency.NewTyped(store, func(context.Context, order) (receipt, error) { return receipt{}, nil },
+		idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"),
+		idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o.Outcome) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusComplete,
+		Expiry: time.Now().Add(time.Hour), Response: []byte(`"not a receipt"`)})
+	_, replayed, err := h.Call(context.Background(), []byte(`{"order_id":"o-1"}`))
+	if !errors.Is(err, idempotency.ErrCorruptedRecord) || !replayed {
+		t.Errorf("Call = %v, replayed %v; want ErrCorruptedRecord from a replay", err, replayed)
+	}
+	if len(seen) != 1 || seen[0] != idempotency.OutcomeStoreError {
+		t.Errorf("observed %v, want [store_error]", seen)
+	}
 }
