@@ -112,8 +112,8 @@ func TestHandle(t *testing.T) {
 			app := newTestApp(t, fake)
 			resp, err := app.Handle(context.Background(), messages(tt.bodies...))
 			if tt.wantAllErr {
-				if !errors.Is(err, batch.ErrAllFailed) {
-					t.Fatalf("err = %v, want ErrAllFailed", err)
+				if !errors.As(err, new(*batch.BatchError)) {
+					t.Fatalf("err = %v, want a BatchError", err)
 				}
 			} else if err != nil {
 				t.Fatal(err)

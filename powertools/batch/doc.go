@@ -14,8 +14,8 @@
 //     that carries the stack, because one poison record must not take the
 //     whole batch (and the records already done) down with it.
 //   - When every record of a non-empty batch fails, [Result.Err] returns a
-//     [*BatchError] (matching [ErrAllFailed]) for the handler to return, so
-//     that Lambda retries the batch as a whole. An empty batch succeeds.
+//     [*BatchError] for the handler to return, so that Lambda retries the
+//     batch as a whole. An empty batch succeeds.
 //   - Records not yet started when ctx is done (the invocation is about to
 //     time out) are not run: they are failed with ctx's error, so Lambda
 //     hands them back instead of losing them when the sandbox is frozen.
@@ -23,7 +23,7 @@
 //     the partial response still gets out.
 //   - SQS FIFO queues (event source ARN ending in ".fifo"): processing stops
 //     at the first failure, which is reported together with every record
-//     after it ([ErrSkipped]), so that no message overtakes one before it.
+//     after it ([*SkippedError]), so that no message overtakes one before it.
 //     With [WithSkipGroupOnFailure], only the later records of the failed
 //     message group (the MessageGroupId attribute) are skipped, and the
 //     other groups go on.

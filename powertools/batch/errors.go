@@ -1,32 +1,9 @@
 package batch
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
-// Sentinels, each matched with errors.Is by the typed error that carries
-// the details.
-var (
-	// ErrAllFailed means every record of the batch failed: the handler
-	// returns it so that Lambda retries the whole batch.
-	ErrAllFailed = errors.New("batch: every record failed")
-	// ErrSkipped marks a FIFO record that was not run because a record
-	// before it (in the batch, or in its message group) failed.
-	ErrSkipped = errors.New("batch: record skipped after an earlier failure")
-	// ErrPanic marks a record whose function panicked.
-	ErrPanic = errors.New("batch: record function panicked")
-	// ErrConfig marks an invalid option.
-	ErrConfig = errors.New("batch: invalid configuration")
-	// ErrNoRecords means the event has no Records array at all (it is
-	// absent or null), as when a trigger of another kind is routed to the
-	// handler. An empty array is an empty batch.
-	ErrNoRecords = errors.New("batch: the event has no Records array")
-	// ErrNoIdentifier means a failed record has no identifier to report
-	// in batchItemFailures: Lambda would read an empty one as a failure of
-	// the whole batch while the invocation looked successful.
-	ErrNoIdentifier = errors.New("batch: a failed record has no identifier")
-)
+// Each failure is one type, with its details as fields; match it with
+// errors.As or errors.AsType.
 
 // NoRecordsError is returned by [Result.Err] for an event without a
 // Records array. Source is the kind of event the handler expected: "SQS",
@@ -39,8 +16,6 @@ func (e *NoRecordsError) Error() string {
 	return fmt.Sprintf("batch: the event has no Records array, as every %s event has (is another trigger routed to this function?)", e.Source)
 }
 
-func (e *NoRecordsError) Is(target error) bool { return target == ErrNoRecords }
-
 // NoIdentifierError is returned by [Result.Err] when a failed record has
 // no identifier: the handler fails, so that Lambda retries the whole
 // batch, rather than report an empty itemIdentifier.
@@ -51,8 +26,6 @@ type NoIdentifierError struct {
 func (e *NoIdentifierError) Error() string {
 	return fmt.Sprintf("batch: record %d failed and has no identifier to report: %v", e.Failure.Index, e.Failure.Err)
 }
-
-func (e *NoIdentifierError) Is(target error) bool { return target == ErrNoIdentifier }
 
 func (e *NoIdentifierError) Unwrap() error { return e.Failure }
 
@@ -82,12 +55,10 @@ type BatchError struct {
 
 func (e *BatchError) Error() string {
 	if len(e.Failures) == 0 {
-		return ErrAllFailed.Error()
+		return "batch: every record failed"
 	}
 	return fmt.Sprintf("batch: all %d records failed; first: %v", len(e.Failures), e.Failures[0])
 }
-
-func (e *BatchError) Is(target error) bool { return target == ErrAllFailed }
 
 func (e *BatchError) Unwrap() []error {
 	errs := make([]error, len(e.Failures))
@@ -107,8 +78,6 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("batch: record function panicked: %v", e.Value)
 }
 
-func (e *PanicError) Is(target error) bool { return target == ErrPanic }
-
 // Unwrap returns the panic value when it is an error (panic(err)).
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
@@ -125,8 +94,6 @@ func (e *SkippedError) Error() string {
 	return fmt.Sprintf("batch: skipped because record %s before it failed", e.FailedID)
 }
 
-func (e *SkippedError) Is(target error) bool { return target == ErrSkipped }
-
 // ConfigError is returned by [New], or panicked by the handler builders,
 // when an option is invalid. Name is the option.
 type ConfigError struct {
@@ -137,5 +104,3 @@ type ConfigError struct {
 func (e *ConfigError) Error() string { return fmt.Sprintf("batch: invalid %s: %v", e.Name, e.Err) }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
-
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }

@@ -12,7 +12,7 @@ import (
 )
 
 // TestEventWithoutRecords checks that an event with no Records array, as
-// a misrouted trigger sends, fails with ErrNoRecords instead of passing for
+// a misrouted trigger sends, fails with a NoRecordsError instead of passing for
 // an empty batch, while an empty array stays an empty batch.
 func TestEventWithoutRecords(t *testing.T) {
 	ctx := context.Background()
@@ -56,7 +56,7 @@ func TestEventWithoutRecords(t *testing.T) {
 				err := handle(tc.raw)
 				var nre *batch.NoRecordsError
 				switch {
-				case tc.refused && (!errors.Is(err, batch.ErrNoRecords) || !errors.As(err, &nre) || nre.Source != source):
+				case tc.refused && (!errors.As(err, new(*batch.NoRecordsError)) || !errors.As(err, &nre) || nre.Source != source):
 					t.Errorf("err = %v, want a *NoRecordsError for %s", err, source)
 				case !tc.refused && err != nil:
 					t.Errorf("err = %v, want an empty batch", err)
@@ -81,7 +81,7 @@ func TestFailedRecordWithoutIdentifier(t *testing.T) {
 	}, quiet())
 	_, err := h(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1"}, {MessageId: ""}}})
 	var nie *batch.NoIdentifierError
-	if !errors.Is(err, batch.ErrNoIdentifier) || !errors.As(err, &nie) || nie.Failure.Index != 1 {
+	if !errors.As(err, new(*batch.NoIdentifierError)) || !errors.As(err, &nie) || nie.Failure.Index != 1 {
 		t.Fatalf("err = %v, want a *NoIdentifierError for record 1", err)
 	}
 }

@@ -89,7 +89,7 @@ func ExampleProcessor_SQS_fifo() {
 		return nil
 	})
 	for _, f := range res.Failures {
-		fmt.Println(f.ID, errors.Is(f, batch.ErrSkipped))
+		fmt.Println(f.ID, errors.As(f, new(*batch.SkippedError)))
 	}
 	// Output:
 	// m2 false

@@ -89,7 +89,7 @@ func TestIdempotentRecords(t *testing.T) {
 				for _, f := range res.Failures {
 					// Only a concurrent duplicate may fail, and only because
 					// its twin holds the lease: Lambda redelivers it.
-					if !errors.Is(f, idempotency.ErrInProgress) {
+					if !errors.As(f, new(*idempotency.InProgressError)) {
 						t.Errorf("%s failed: %v", f.ID, f.Err)
 					}
 					failed = append(failed, f.ID)

@@ -109,7 +109,7 @@ func TestSQSRules(t *testing.T) {
 				for _, f := range res.Failures {
 					if slices.Contains(tt.panics, f.ID) {
 						var pe *batch.PanicError
-						if !errors.As(f, &pe) || !errors.Is(f, batch.ErrPanic) || len(pe.Stack) == 0 {
+						if !errors.As(f, &pe) || !errors.As(f, new(*batch.PanicError)) || len(pe.Stack) == 0 {
 							t.Errorf("%s: error %v is not a *PanicError with a stack", f.ID, f.Err)
 						}
 					} else if !errors.Is(f, errBoom) {
@@ -122,7 +122,7 @@ func TestSQSRules(t *testing.T) {
 				err = res.Err()
 				if tt.wantAllErr {
 					var be *batch.BatchError
-					if !errors.Is(err, batch.ErrAllFailed) || !errors.As(err, &be) || len(be.Failures) != len(tt.records) {
+					if !errors.As(err, new(*batch.BatchError)) || !errors.As(err, &be) || len(be.Failures) != len(tt.records) {
 						t.Fatalf("Err() = %v, want a *BatchError with every record", err)
 					}
 					if len(tt.fail) > 0 && !errors.Is(err, errBoom) {
@@ -164,8 +164,8 @@ func TestSQSHandler(t *testing.T) {
 		t.Errorf("all succeed: %s, %v; want an empty list and no error", got, err)
 	}
 
-	if _, err := h(context.Background(), sqsEvent(standardARN, "m2")); !errors.Is(err, batch.ErrAllFailed) {
-		t.Errorf("all failed: err = %v, want ErrAllFailed so that Lambda retries the batch", err)
+	if _, err := h(context.Background(), sqsEvent(standardARN, "m2")); !errors.As(err, new(*batch.BatchError)) {
+		t.Errorf("all failed: err = %v, want a BatchError so that Lambda retries the batch", err)
 	}
 }
 
@@ -177,7 +177,7 @@ func TestConfigErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := batch.New(opt)
 			var ce *batch.ConfigError
-			if !errors.As(err, &ce) || ce.Name != name || !errors.Is(err, batch.ErrConfig) {
+			if !errors.As(err, &ce) || ce.Name != name || !errors.As(err, new(*batch.ConfigError)) {
 				t.Fatalf("New = %v, want *ConfigError for %s", err, name)
 			}
 			defer func() {
@@ -204,7 +204,7 @@ func TestConfigErrors(t *testing.T) {
 			func() {
 				defer func() {
 					err, _ := recover().(error)
-					if !errors.Is(err, batch.ErrConfig) {
+					if !errors.As(err, new(*batch.ConfigError)) {
 						t.Errorf("%s(nil) panicked with %v, want *ConfigError", name, err)
 					}
 				}()

@@ -88,8 +88,8 @@ func TestStreamsAllFailAndPanics(t *testing.T) {
 	ctx := context.Background()
 	kin := batch.KinesisHandler(func(context.Context, events.KinesisEventRecord) error { panic("poison") }, quiet())
 	_, err := kin(ctx, events.KinesisEvent{Records: []events.KinesisEventRecord{{Kinesis: events.KinesisRecord{SequenceNumber: "1"}}}})
-	if !errors.Is(err, batch.ErrAllFailed) || !errors.Is(err, batch.ErrPanic) {
-		t.Errorf("kinesis: err = %v, want ErrAllFailed wrapping ErrPanic", err)
+	if !errors.As(err, new(*batch.BatchError)) || !errors.As(err, new(*batch.PanicError)) {
+		t.Errorf("kinesis: err = %v, want a BatchError wrapping a PanicError", err)
 	}
 	ddb := batch.DynamoDBHandler(func(context.Context, events.DynamoDBEventRecord) error { return errBoom }, quiet())
 	resp, err := ddb(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{}})
