@@ -21,7 +21,7 @@ import (
 func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []types.TransactWriteItem) error {
 	tw, ok := s.client.(TransactWriter)
 	if !ok {
-		return fmt.Errorf("dynamo: complete %q: %w: %w", rec.Key, idempotency.ErrNotCommitted, ErrNoTransactions)
+		return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitRefused, Err: ErrNoTransactions}
 	}
 	put, err := s.completePut(rec)
 	if err != nil {
@@ -40,9 +40,9 @@ func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []ty
 		if errors.As(err, &limit) && limit.Limit == LimitSize && len(rec.Response) > 0 {
 			// The response is what makes it too large: the middleware
 			// then completes without it, as for a record over 400 KB.
-			return fmt.Errorf("%w: %w", idempotency.ErrRecordTooLarge, err)
+			return fmt.Errorf("dynamo: complete %q: %w: %w", rec.Key, idempotency.ErrRecordTooLarge, err)
 		}
-		return err
+		return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitRefused, Err: err}
 	}
 	_, err = tw.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all})
 	if err == nil {
@@ -52,7 +52,8 @@ func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []ty
 }
 
 // commitError maps the failure of the transaction that commits rec after
-// n staged writes.
+// n staged writes to a *idempotency.CommitError, or to nil when the
+// transaction turns out to have been applied.
 func (s *Store) commitError(ctx context.Context, rec *idempotency.Record, n int, err error) error {
 	var canceled *types.TransactionCanceledException
 	if errors.As(err, &canceled) {
@@ -63,11 +64,11 @@ func (s *Store) commitError(ctx context.Context, rec *idempotency.Record, n int,
 			}
 			for i, r := range reasons[:n] {
 				if code := aws.ToString(r.Code); code != "" && code != "None" {
-					return &StagedWriteError{Index: i, Code: code, Message: aws.ToString(r.Message), Err: err}
+					return refused(rec, &StagedWriteError{Index: i, Code: code, Message: aws.ToString(r.Message), Err: err})
 				}
 			}
 		}
-		return &TransactionError{Code: canceled.ErrorCode(), Message: canceled.ErrorMessage(), Err: err}
+		return refused(rec, &TransactionError{Code: canceled.ErrorCode(), Message: canceled.ErrorMessage(), Err: err})
 	}
 	var apiErr smithy.APIError
 	var resp *awshttp.ResponseError
@@ -75,13 +76,19 @@ func (s *Store) commitError(ctx context.Context, rec *idempotency.Record, n int,
 		apiErr.ErrorCode() != "TransactionInProgressException" {
 		// The server answered that it refused the request: nothing of it
 		// was applied.
-		return &TransactionError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage(), Err: err}
+		return refused(rec, &TransactionError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage(), Err: err})
 	}
 	// No answer, or a server fault: the transaction may have been applied.
 	if item, gerr := s.getItem(ctx, rec.Key); gerr == nil && s.completedBy(rec, item) {
 		return nil
 	}
-	return fmt.Errorf("dynamo: complete %q: %w: %w", rec.Key, idempotency.ErrCommitUnknown, err)
+	return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitUnknown, Err: err}
+}
+
+// refused reports that the transaction committing rec was refused, for
+// the reason err: nothing of it was applied.
+func refused(rec *idempotency.Record, err error) error {
+	return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitRefused, Err: err}
 }
 
 // recordRefused maps a transaction cancelled on the record's condition.
@@ -90,7 +97,7 @@ func (s *Store) recordRefused(ctx context.Context, rec *idempotency.Record, old 
 	if len(old) == 0 {
 		var gerr error
 		if old, gerr = s.getItem(ctx, rec.Key); gerr != nil {
-			return fmt.Errorf("dynamo: complete %q: %w: %w", rec.Key, idempotency.ErrCommitUnknown, err)
+			return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitUnknown, Err: err}
 		}
 	}
 	if s.completedBy(rec, old) {
@@ -98,7 +105,7 @@ func (s *Store) recordRefused(ctx context.Context, rec *idempotency.Record, old 
 		// reply lost; the SDK's retry found the record COMPLETE.
 		return nil
 	}
-	return fmt.Errorf("dynamo: complete %q: %w: %w: %w", rec.Key, idempotency.ErrNotCommitted, idempotency.ErrLeaseLost, err)
+	return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitLeaseLost, Err: err}
 }
 
 // completedBy reports whether item is rec's record, COMPLETE under rec's

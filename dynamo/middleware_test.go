@@ -210,8 +210,8 @@ var middlewareFlows = []struct {
 		if _, err := f.invoke(h, order{ID: "1", Amount: 10}); err != nil {
 			f.t.Fatal(err)
 		}
-		if _, err := f.invoke(h, order{ID: "1", Amount: 20}); !errors.Is(err, idempotency.ErrPayloadConflict) {
-			f.t.Errorf("conflicting duplicate error = %v, want ErrPayloadConflict", err)
+		if _, err := f.invoke(h, order{ID: "1", Amount: 20}); !errors.As(err, new(*idempotency.PayloadConflictError)) {
+			f.t.Errorf("conflicting duplicate error = %v, want a PayloadConflictError", err)
 		}
 		if _, err := f.invoke(h, order{ID: "1", Amount: 10}); err != nil {
 			f.t.Errorf("matching duplicate error = %v", err)
@@ -288,8 +288,8 @@ var middlewareFlows = []struct {
 		if _, err := f.client.PutItem(f.t.Context(), &dynamodb.PutItemInput{TableName: aws.String(f.store.opts.TableName), Item: item}); err != nil {
 			f.t.Fatal(err)
 		}
-		if _, err := f.invoke(h, order{ID: "1", Who: "x"}); !errors.Is(err, idempotency.ErrCorruptedRecord) {
-			f.t.Errorf("Invoke on a corrupted record error = %v, want ErrCorruptedRecord", err)
+		if _, err := f.invoke(h, order{ID: "1", Who: "x"}); !errors.As(err, new(*idempotency.CorruptedRecordError)) {
+			f.t.Errorf("Invoke on a corrupted record error = %v, want a CorruptedRecordError", err)
 		}
 		if n := f.calls.Load(); n != 1 {
 			f.t.Errorf("handler ran %d times, want 1: never on a corrupted record", n)
@@ -298,8 +298,8 @@ var middlewareFlows = []struct {
 	{"MissingKey", func(f *flow) {
 		h := f.wrap(idempotency.WithKeyRequired(true))
 		f.reqs.take()
-		if _, err := f.invoke(h, order{Who: "x"}); !errors.Is(err, idempotency.ErrMissingKey) {
-			f.t.Errorf("Invoke without a key error = %v, want ErrMissingKey", err)
+		if _, err := f.invoke(h, order{Who: "x"}); !errors.As(err, new(*idempotency.MissingKeyError)) {
+			f.t.Errorf("Invoke without a key error = %v, want a MissingKeyError", err)
 		}
 		f.reqs.want(f.t, "an event without a key", map[string]int{})
 		if n := f.calls.Load(); n != 0 {
@@ -321,7 +321,7 @@ var middlewareFlows = []struct {
 				switch {
 				case err == nil && resp == `{"who":"slow"}`:
 					ok.Add(1)
-				case errors.Is(err, idempotency.ErrInProgress):
+				case errors.As(err, new(*idempotency.InProgressError)):
 					inProgress.Add(1)
 				default:
 					other.Store(&err)

@@ -54,7 +54,7 @@ func TestOptions(t *testing.T) {
 				return
 			}
 			var ce *idempotency.ConfigError
-			if !errors.As(err, &ce) || ce.Name != tt.wantName || !errors.Is(err, idempotency.ErrConfig) {
+			if !errors.As(err, &ce) || ce.Name != tt.wantName || !errors.As(err, new(*idempotency.ConfigError)) {
 				t.Fatalf("New error = %v, want a *ConfigError named %s", err, tt.wantName)
 			}
 		})
@@ -62,7 +62,7 @@ func TestOptions(t *testing.T) {
 }
 
 func TestNewNilClient(t *testing.T) {
-	if _, err := New(nil, func(o *Options) { o.TableName = "t" }); !errors.Is(err, idempotency.ErrConfig) {
+	if _, err := New(nil, func(o *Options) { o.TableName = "t" }); !errors.As(err, new(*idempotency.ConfigError)) {
 		t.Fatalf("New(nil) error = %v, want ErrConfig", err)
 	}
 }

@@ -164,8 +164,8 @@ func (l *leaseLedger) Release(ctx context.Context, key, token string) error {
 const (
 	outCharged    = "the charge (run or replay)"
 	outDeclined   = "the handler's own error"
-	outInProgress = "ErrInProgress"
-	outPersist    = "ErrPersistence"
+	outInProgress = "InProgressError"
+	outPersist    = "PersistenceError"
 )
 
 func TestSoak(t *testing.T) {
@@ -215,9 +215,9 @@ func TestSoak(t *testing.T) {
 					class = outCharged
 				case errors.Is(err, errCardDeclined):
 					class = outDeclined
-				case errors.Is(err, idempotency.ErrInProgress):
+				case errors.As(err, new(*idempotency.InProgressError)):
 					class = outInProgress
-				case errors.Is(err, idempotency.ErrPersistence):
+				case errors.As(err, new(*idempotency.PersistenceError)):
 					class = outPersist
 				}
 				mu.Lock()

@@ -119,8 +119,8 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 //
 // When the handler staged writes on ctx (see [Stage]) and rec is COMPLETE,
 // Complete commits them with the record in one TransactWriteItems instead
-// (see commit.go), and may return the errors of [idempotency.Invoker]
-// stores: [idempotency.ErrNotCommitted] or [idempotency.ErrCommitUnknown].
+// (see commit.go); when they are not committed, or it cannot tell, it
+// returns an [*idempotency.CommitError].
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	if rec.Status == idempotency.StatusComplete {
 		if writes := s.staged(ctx); len(writes) > 0 {

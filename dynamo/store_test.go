@@ -134,8 +134,8 @@ func TestCorruptedItem(t *testing.T) {
 						t.Fatalf("Acquire = %+v, %v; want a *CorruptedRecordError for %q", existing, err, key)
 					}
 					t.Logf("reason: %s", ce.Reason)
-					if _, err := s.Get(t.Context(), key); !errors.Is(err, idempotency.ErrCorruptedRecord) {
-						t.Fatalf("Get error = %v, want ErrCorruptedRecord", err)
+					if _, err := s.Get(t.Context(), key); !errors.As(err, new(*idempotency.CorruptedRecordError)) {
+						t.Fatalf("Get error = %v, want a CorruptedRecordError", err)
 					}
 				})
 			}

@@ -3,8 +3,6 @@ package dynamo
 import (
 	"errors"
 	"fmt"
-
-	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
 // Errors of staging (see [Stage]).
@@ -17,8 +15,6 @@ var (
 	// ErrNoTransactions is returned by [Stage] when the Store's client
 	// does not implement [TransactWriter].
 	ErrNoTransactions = errors.New("dynamo: the Store's client cannot send TransactWriteItems")
-	// ErrTransactionLimit matches a [*TransactionLimitError].
-	ErrTransactionLimit = errors.New("dynamo: the staged writes and the record do not fit in one transaction")
 )
 
 // InvalidWriteError is returned by [Stage] for a write DynamoDB would
@@ -39,7 +35,8 @@ func (e *InvalidWriteError) Error() string {
 // what makes the transaction too large, Complete returns it wrapped with
 // [idempotency.ErrRecordTooLarge], and the middleware commits the writes
 // with a record without the response (duplicates then get
-// [idempotency.ErrResponseNotStored]); otherwise nothing is committed.
+// [*idempotency.ResponseNotStoredError]); otherwise nothing is committed
+// and the middleware returns it to the caller as the handler's own error.
 type TransactionLimitError struct {
 	Limit    string
 	Got, Max int // items or bytes
@@ -54,10 +51,6 @@ func (e *TransactionLimitError) Error() string {
 		return fmt.Sprintf("dynamo: staged write %d writes the same item as write %d: DynamoDB allows %s", e.Index, e.Other, e.Limit)
 	}
 	return fmt.Sprintf("dynamo: %d is over DynamoDB's %s of %d", e.Got, e.Limit, e.Max)
-}
-
-func (e *TransactionLimitError) Is(target error) bool {
-	return target == ErrTransactionLimit || target == idempotency.ErrNotCommitted
 }
 
 // StagedWriteError is what an idempotent invocation returns when DynamoDB
@@ -79,8 +72,6 @@ func (e *StagedWriteError) Error() string {
 
 func (e *StagedWriteError) Unwrap() error { return e.Err }
 
-func (e *StagedWriteError) Is(target error) bool { return target == idempotency.ErrNotCommitted }
-
 // TransactionError is what an idempotent invocation returns when DynamoDB
 // refused its transaction as a whole (a ValidationException, say, or a
 // transaction conflict, or a server that does not support transactions):
@@ -101,5 +92,3 @@ func (e *TransactionError) Error() string {
 }
 
 func (e *TransactionError) Unwrap() error { return e.Err }
-
-func (e *TransactionError) Is(target error) bool { return target == idempotency.ErrNotCommitted }

@@ -229,7 +229,8 @@ func TestTransactionalCompletion(t *testing.T) {
 			}
 		}
 		_, err := w.invoke(w.wrap(), "s1")
-		if !errors.Is(err, idempotency.ErrNotCommitted) || !errors.Is(err, idempotency.ErrLeaseLost) || !errors.Is(err, idempotency.ErrPersistence) {
+		commit, _ := errors.AsType[*idempotency.CommitError](err)
+		if !errors.As(err, new(*idempotency.PersistenceError)) || commit == nil || commit.State != idempotency.CommitLeaseLost {
 			t.Fatalf("Invoke: %v, want a PersistenceError: not committed, lease lost", err)
 		}
 		if w.movements("s1") != 0 || w.record("s1").LeaseToken != "thief" {
@@ -287,7 +288,7 @@ func TestTransactionalCompletion(t *testing.T) {
 		}
 		wg.Wait()
 		for i, err := range errs {
-			if err != nil && !errors.Is(err, idempotency.ErrInProgress) {
+			if err != nil && !errors.As(err, new(*idempotency.InProgressError)) {
 				t.Errorf("delivery %d: %v, want success or InProgressError", i, err)
 			}
 		}

@@ -31,8 +31,8 @@ func TestFulfilRunsOncePerOrder(t *testing.T) {
 	if err != nil || !bytes.Equal(again, first) {
 		t.Errorf("duplicate = %s, %v; want the first response %s", again, err, first)
 	}
-	if _, err := h.Invoke(ctx, []byte(`{"order_id":"o-1","amount":999}`)); !errors.Is(err, idempotency.ErrPayloadConflict) {
-		t.Errorf("another amount: %v, want ErrPayloadConflict", err)
+	if _, err := h.Invoke(ctx, []byte(`{"order_id":"o-1","amount":999}`)); !errors.As(err, new(*idempotency.PayloadConflictError)) {
+		t.Errorf("another amount: %v, want a PayloadConflictError", err)
 	}
 	if calls != 1 {
 		t.Errorf("fulfil ran %d times, want 1", calls)

@@ -76,30 +76,30 @@ func (a *App) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 	}
 
 	resp, _, err := a.charge.Call(ctx, event)
-	var inProgress *idempotency.InProgressError
-	var providerErr *ProviderError
-	switch {
-	case err == nil:
+	if err == nil {
 		return resp, nil
-	case errors.As(err, &inProgress):
+	}
+	if inProgress, ok := errors.AsType[*idempotency.InProgressError](err); ok {
 		resp := errorResponse(http.StatusConflict, "a payment for this order_id is being processed; retry later")
 		resp.Headers["Retry-After"] = strconv.Itoa(retryAfter(inProgress.LeaseEnd, a.now()))
 		return resp, nil
-	case errors.Is(err, idempotency.ErrInvalidEvent):
+	}
+	if _, ok := errors.AsType[*idempotency.InvalidEventError](err); ok {
 		// Names that the decoding above reads as one field but a key
 		// search could read as two ("order_id" and "ORDER_ID"): the
 		// request means two things, and is refused before any record.
 		return errorResponse(http.StatusBadRequest, "the body names a field twice, perhaps in another letter case"), nil
-	case errors.Is(err, idempotency.ErrPayloadConflict):
+	}
+	if _, ok := errors.AsType[*idempotency.PayloadConflictError](err); ok {
 		return errorResponse(http.StatusUnprocessableEntity, "this order_id was already paid with another amount or currency"), nil
-	case errors.As(err, &providerErr):
+	}
+	if _, ok := errors.AsType[*ProviderError](err); ok {
 		a.log.ErrorContext(ctx, "charge failed", "err", err)
 		return errorResponse(http.StatusBadGateway, "the payment provider failed; retry with the same order_id"), nil
-	default:
-		// Store failures and the like: Lambda reports the error, and API
-		// Gateway answers 500.
-		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("payments: %w", err)
 	}
+	// Store failures and the like: Lambda reports the error, and API
+	// Gateway answers 500.
+	return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("payments: %w", err)
 }
 
 // replayedHeader marks a response that is the replay of a stored one, so

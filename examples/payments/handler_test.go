@@ -276,8 +276,8 @@ func TestMisconfiguredKeyPathFailsClosed(t *testing.T) {
 	t.Setenv("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH", "powertools_json(body).orderid")
 	f := newFixture(t)
 	_, err := f.app.Handle(context.Background(), event(order42))
-	if !errors.Is(err, idempotency.ErrMissingKey) {
-		t.Errorf("Handle with a key path that selects nothing: %v, want ErrMissingKey", err)
+	if !errors.As(err, new(*idempotency.MissingKeyError)) {
+		t.Errorf("Handle with a key path that selects nothing: %v, want a MissingKeyError", err)
 	}
 	if n := f.provider.Requests(); n != 0 {
 		t.Errorf("provider got %d requests, want 0: no charge without idempotency", n)

@@ -80,8 +80,8 @@ func TestLocalCache(t *testing.T) {
 		f.invoke(t, event)
 		before := f.store.Counts()
 		_, err := f.invoke(t, `{"order_id":"o-1","amount":6}`)
-		if !errors.Is(err, idempotency.ErrPayloadConflict) {
-			t.Errorf("err = %v, want ErrPayloadConflict from the cached record", err)
+		if !errors.As(err, new(*idempotency.PayloadConflictError)) {
+			t.Errorf("err = %v, want a PayloadConflictError from the cached record", err)
 		}
 		if f.store.Counts() != before {
 			t.Errorf("store was called")

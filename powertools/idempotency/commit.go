@@ -2,7 +2,7 @@ package idempotency
 
 import (
 	"context"
-	"errors"
+	"fmt"
 )
 
 // Invoker is an optional interface of a [Store] that commits an
@@ -19,24 +19,65 @@ type Invoker interface {
 	NewInvocation(ctx context.Context) context.Context
 }
 
-// Errors a Store's Complete returns when it commits an invocation's staged
-// writes with the record, so that the middleware knows whether the effect
-// happened.
-var (
-	// ErrNotCommitted means nothing was committed: neither the staged
-	// writes nor the COMPLETE record. When it comes with [ErrLeaseLost],
-	// another invocation holds the key and its record is left alone;
-	// otherwise the staged writes were refused (a condition of the
-	// handler's failed, a limit was passed) and the middleware releases the
-	// key and returns the error to the caller as the handler's own.
-	ErrNotCommitted = errors.New("idempotency: nothing was committed: neither the handler's staged writes nor the record")
-	// ErrCommitUnknown means the store cannot tell whether the staged
-	// writes and the record were committed (the request failed and the
-	// record could not be read back). The record tells later: COMPLETE if
-	// they were, IN_PROGRESS until its lease ends if not. The middleware
-	// keeps the record and returns a [*PersistenceError].
-	ErrCommitUnknown = errors.New("idempotency: unknown whether the handler's staged writes and the record were committed")
+// CommitError is what the Complete of a Store that commits an invocation's
+// staged writes with its COMPLETE record (an [Invoker]) returns when they
+// were not committed, or when it cannot tell whether they were. The
+// middleware acts on State, and Err is why.
+type CommitError struct {
+	Key   string
+	State CommitState
+	Err   error
+}
+
+// CommitState is what became of an invocation's staged writes and its
+// COMPLETE record when they could not be committed.
+type CommitState int
+
+const (
+	// CommitRefused: the staged writes were refused (a condition of the
+	// handler's failed, a limit was passed) and nothing was committed.
+	// The middleware releases the key and returns Err to the caller as
+	// the handler's own error: the handler failed.
+	CommitRefused CommitState = iota + 1
+	// CommitLeaseLost: another invocation holds the key, so nothing was
+	// committed. The middleware leaves that invocation's record alone and
+	// returns a [*PersistenceError].
+	CommitLeaseLost
+	// CommitUnknown: the request failed and the record could not be read
+	// back. The record tells later: COMPLETE if the writes were
+	// committed, IN_PROGRESS until its lease ends if not. The middleware
+	// keeps it and returns a [*PersistenceError].
+	CommitUnknown
 )
+
+func (s CommitState) String() string {
+	switch s {
+	case CommitRefused:
+		return "refused"
+	case CommitLeaseLost:
+		return "lease lost"
+	case CommitUnknown:
+		return "unknown"
+	}
+	return fmt.Sprintf("CommitState(%d)", int(s))
+}
+
+func (e *CommitError) Error() string {
+	var what string
+	switch e.State {
+	case CommitRefused:
+		what = "the staged writes were refused; nothing was committed"
+	case CommitLeaseLost:
+		what = "the lease was lost; nothing was committed"
+	case CommitUnknown:
+		what = "unknown whether the staged writes and the record were committed"
+	default:
+		what = e.State.String()
+	}
+	return fmt.Sprintf("idempotency: complete %q: %s: %v", e.Key, what, e.Err)
+}
+
+func (e *CommitError) Unwrap() error { return e.Err }
 
 // invocation returns the context the handler runs with: ctx with the key
 // of l, and with a staging place when the store has one.

@@ -3,7 +3,6 @@ package idempotency_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -35,6 +34,12 @@ func (s *committingStore) Complete(ctx context.Context, rec *idempotency.Record)
 	return s.Store.Complete(ctx, rec)
 }
 
+// commitErr is a store's *CommitError for key "f" (so the test
+// compares states and causes, not keys).
+func commitErr(state idempotency.CommitState, err error) error {
+	return &idempotency.CommitError{Key: "f", State: state, Err: err}
+}
+
 // TestCommittingStore checks what the middleware does with each answer of
 // a store that commits staged writes with the record.
 func TestCommittingStore(t *testing.T) {
@@ -42,15 +47,16 @@ func TestCommittingStore(t *testing.T) {
 	tests := []struct {
 		name        string
 		err         error
-		want        []error // errors.Is targets; none: success
-		wantRecord  bool    // a record is left
-		wantPersist bool    // a *PersistenceError
+		want        error                   // the caller's error, unwrapped; nil: success
+		wantPersist idempotency.CommitState // else a *PersistenceError wrapping the store's *CommitError with this state
+		wantRecord  bool                    // a record is left
 	}{
-		{"committed", nil, nil, true, false},
-		{"a staged write refused", fmt.Errorf("%w: %w", idempotency.ErrNotCommitted, userErr), []error{idempotency.ErrNotCommitted, userErr}, false, false},
-		{"lease lost", fmt.Errorf("%w: %w", idempotency.ErrNotCommitted, idempotency.ErrLeaseLost), []error{idempotency.ErrNotCommitted, idempotency.ErrLeaseLost}, true, true},
-		{"unknown", fmt.Errorf("fake: %w", idempotency.ErrCommitUnknown), []error{idempotency.ErrCommitUnknown}, true, true},
-		{"another failure is logged, not returned", errors.New("fake: throttled"), nil, true, false},
+		{"committed", nil, nil, 0, true},
+		// The caller gets the store's reason as the handler's own error.
+		{"a staged write refused", commitErr(idempotency.CommitRefused, userErr), userErr, 0, false},
+		{"lease lost", commitErr(idempotency.CommitLeaseLost, userErr), nil, idempotency.CommitLeaseLost, true},
+		{"unknown", commitErr(idempotency.CommitUnknown, userErr), nil, idempotency.CommitUnknown, true},
+		{"another failure is logged, not returned", errors.New("fake: throttled"), nil, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,16 +67,13 @@ func TestCommittingStore(t *testing.T) {
 				return n, nil
 			})
 			_, err := f(context.Background(), 1)
-			if len(tt.want) == 0 && err != nil {
-				t.Fatalf("err = %v, want success", err)
-			}
-			for _, target := range tt.want {
-				if !errors.Is(err, target) {
-					t.Errorf("err = %v, want %v", err, target)
+			if tt.wantPersist != 0 {
+				c, ok := errors.AsType[*idempotency.CommitError](err)
+				if _, isPersistence := errors.AsType[*idempotency.PersistenceError](err); !isPersistence || !ok || c.State != tt.wantPersist || c.Err != userErr {
+					t.Errorf("err = %v, want a PersistenceError wrapping a CommitError %v", err, tt.wantPersist)
 				}
-			}
-			if errors.Is(err, idempotency.ErrPersistence) != tt.wantPersist {
-				t.Errorf("err = %v, PersistenceError: want %v", err, tt.wantPersist)
+			} else if err != tt.want {
+				t.Errorf("err = %v, want %v", err, tt.want)
 			}
 			if got := len(store.Records()) == 1; got != tt.wantRecord {
 				t.Errorf("record left: %v, want %v", got, tt.wantRecord)

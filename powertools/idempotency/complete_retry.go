@@ -51,7 +51,7 @@ func (e *engine) completeAgain(ctx context.Context, rec *Record, leaseEnd time.T
 // record is too large, a commit of staged writes was refused or its outcome
 // is unknown (each has its own handling in complete).
 func mayPass(err error) bool {
-	return !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrRecordTooLarge) &&
-		!errors.Is(err, ErrNotCommitted) && !errors.Is(err, ErrCommitUnknown) &&
-		!errors.Is(err, ErrCorruptedRecord)
+	_, commit := errors.AsType[*CommitError](err)
+	_, corrupted := errors.AsType[*CorruptedRecordError](err)
+	return !commit && !corrupted && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrRecordTooLarge)
 }

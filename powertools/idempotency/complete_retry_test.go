@@ -94,8 +94,8 @@ func TestCompleteRetried(t *testing.T) {
 					t.Errorf("duplicate = %s, %v; want the replay", resp, err)
 				}
 			default:
-				if !errors.Is(err, idempotency.ErrInProgress) {
-					t.Errorf("duplicate: err = %v, want ErrInProgress", err)
+				if !errors.As(err, new(*idempotency.InProgressError)) {
+					t.Errorf("duplicate: err = %v, want an InProgressError", err)
 				}
 			}
 			if n := runs.Load(); n != 1 {

@@ -34,7 +34,7 @@ func TestConcurrentDuplicatesRunTheHandlerOnce(t *testing.T) {
 			defer cancel()
 			resp, err := h.Invoke(ctx, []byte(`{"order_id":"o-1","amount":5}`))
 			switch {
-			case errors.Is(err, idempotency.ErrInProgress):
+			case errors.As(err, new(*idempotency.InProgressError)):
 				inProgress.Add(1)
 			case err != nil:
 				errs <- err
@@ -90,7 +90,7 @@ func TestConcurrentDistinctKeys(t *testing.T) {
 			for range 3 {
 				id := string(rune('a' + i%25))
 				resp, err := h.Invoke(context.Background(), []byte(`{"order_id":"`+id+`"}`))
-				if err != nil && !errors.Is(err, idempotency.ErrInProgress) {
+				if err != nil && !errors.As(err, new(*idempotency.InProgressError)) {
 					t.Error(err)
 				}
 				if err == nil && string(resp) != `{"order_id":"`+id+`","charged":0}` {

@@ -60,36 +60,39 @@
 //
 // # Errors
 //
-// Besides the handler's own errors, an invocation can return:
+// Besides the handler's own errors, an invocation can return one of the
+// types below, each with the failure's details as fields; match them with
+// errors.As or errors.AsType. docs/errors.md tables them: when each comes,
+// whether the handler ran, what becomes of the record, whether a retry
+// can succeed.
 //
-//   - [*InProgressError] ([ErrInProgress]): another invocation holds the key.
-//   - [*PayloadConflictError] ([ErrPayloadConflict]): payload validation is
-//     on ([WithPayloadValidation]) and this event's validated part differs
+//   - [*InProgressError]: another invocation holds the key.
+//   - [*PayloadConflictError]: payload validation is on
+//     ([WithPayloadValidation]) and this event's validated part differs
 //     from the stored one's, whether that record is COMPLETE or IN_PROGRESS.
-//   - [*MissingKeyError] ([ErrMissingKey]): the event has no key and
-//     [WithKeyRequired] is on.
-//   - [*InvalidEventError] ([ErrInvalidEvent]): the event is not JSON, an
-//     expression fails on it, or its names could be read two ways (see
-//     docs/security.md); for [WrapFunc], the argument holds invalid UTF-8.
-//     Nothing is stored; the handler is not run.
-//   - [*ResponseNotStoredError] ([ErrResponseNotStored]): the first
-//     invocation succeeded but its response was too large to store.
-//   - [*CorruptedRecordError] ([ErrCorruptedRecord]): the stored record
-//     cannot be read; the handler is not run.
-//   - [*PersistenceError] ([ErrPersistence]): the store failed before the
-//     handler ran; the handler is not run. It unwraps to the store's error.
-//   - [*UncertainError] ([ErrUncertain]): an earlier invocation's handler
-//     returned an error made with [Uncertain], and the outcome has not been
-//     reconciled (see [WithReconcile]); the handler is not run.
-//   - an error matching [ErrNotCommitted]: the store commits the handler's
-//     staged writes with the record (an [Invoker], such as
-//     github.com/gopowertools/lambda/dynamo.Store) and refused them; nothing
-//     was committed and the key was released. With [ErrLeaseLost], or
-//     [ErrCommitUnknown], it comes as a [*PersistenceError] and the record
-//     is kept. See docs/exactly-once.md and docs/uncertain-outcomes.md.
-//   - [*ConfigError] ([ErrConfig]): from [New] and [NewFunc] (and as the
+//   - [*MissingKeyError]: the event has no key and [WithKeyRequired] is on.
+//   - [*InvalidEventError]: the event is not JSON, an expression fails on
+//     it, or its names could be read two ways (see docs/security.md); for
+//     [WrapFunc], the argument cannot be encoded faithfully. Nothing is
+//     stored; the handler is not run.
+//   - [*ResponseNotStoredError]: the first invocation succeeded but its
+//     response was too large to store.
+//   - [*CorruptedRecordError]: the stored record cannot be read; the
+//     handler is not run.
+//   - [*PersistenceError]: the store failed before the handler ran (which
+//     it then does not), or could not commit the handler's staged writes
+//     (a [*CommitError]). It unwraps to the store's error.
+//   - [*UncertainError]: an earlier invocation's handler returned an error
+//     made with [Uncertain], and the outcome has not been reconciled (see
+//     [WithReconcile]); the handler is not run.
+//   - [*ConfigError]: from [New], [NewTyped] and [NewFunc] (and as the
 //     panic value of [Wrap] and [WrapFunc]) for an invalid option or
 //     environment variable, which it names.
+//
+// A store that commits the handler's staged writes with the record (an
+// [Invoker], such as github.com/gopowertools/lambda/dynamo.Store) and
+// refuses them returns its reason, which the invocation returns as the
+// handler's own error; the key is released. See docs/exactly-once.md.
 //
 // # What is stored
 //

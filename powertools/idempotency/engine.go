@@ -59,13 +59,17 @@ type encodeError struct{ err error }
 
 func (e *encodeError) Error() string { return e.err.Error() }
 
-// result is what an idempotent invocation produced.
+// result is what an idempotent invocation produced. Each place in the
+// engine that ends an invocation says its outcome, rather than a caller
+// guessing it from the error afterwards.
 type result struct {
 	response []byte
 	key      string // "" when the invocation ran without idempotency
-	replayed bool   // the response came from a record, not from fn
-	ran      bool   // fn ran under the key's lease
+	outcome  Outcome
 }
+
+// replayed reports whether the response came from a record, not from fn.
+func (r result) replayed() bool { return r.outcome == OutcomeReplayed }
 
 // acquireAttempts bounds how often Acquire is retried when the store reports
 // a live record that has in fact expired at our clock.
@@ -77,26 +81,30 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
 	keyValue, validated, err := e.read(payload)
 	if err != nil {
-		return result{}, err
+		return result{outcome: OutcomeInvalidEvent}, err
 	}
-	key, err := e.key(ctx, keyValue)
-	if err != nil {
-		return result{}, err
-	}
-	if key == "" {
+	if missing(keyValue) {
+		if e.keyRequired {
+			return result{outcome: OutcomeMissingKey}, &MissingKeyError{Expression: e.keyExpr.String()}
+		}
+		e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
 		resp, err := fn(withoutKey(ctx), payload)
-		return result{response: resp}, unwrapEncode(err)
+		return result{response: resp, outcome: OutcomeNoKey}, unwrapEncode(err)
+	}
+	key, err := keyFor(e.prefix, keyValue)
+	if err != nil {
+		return result{outcome: OutcomeInvalidEvent}, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
 	}
 	hash, err := e.payloadHash(validated)
 	if err != nil {
-		return result{}, err
+		return result{key: key, outcome: OutcomeInvalidEvent}, err
 	}
 
 	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
 		cp := *rec // the hook gets its own copy, not the cache's
-		resp, err := e.replay(ctx, key, &cp, hash)
-		return result{response: resp, key: key, replayed: true}, err
+		resp, outcome, err := e.replay(ctx, key, &cp, hash)
+		return result{response: resp, key: key, outcome: outcome}, err
 	}
 
 	l := &lease{rec: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(), PayloadHash: hash}}
@@ -107,7 +115,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		l.leaseEnd = rec.LeaseEnd
 		existing, err := e.store.Acquire(ctx, rec, now)
 		if err != nil {
-			return result{key: key}, storeError("acquire", key, err)
+			return result{key: key, outcome: OutcomeStoreError}, storeError("acquire", key, err)
 		}
 		if existing == nil || (existing.Status == StatusInProgress && existing.LeaseToken == rec.LeaseToken) {
 			// Written, or written by an earlier try of this same request
@@ -115,20 +123,22 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			break
 		}
 		if existing.Live(now) {
+			var resp []byte
+			var outcome Outcome
 			if existing.Status == StatusUncertain {
-				resp, ran, err := e.resolve(ctx, existing, hash, payload, fn, now)
-				return result{response: resp, key: key, replayed: !ran, ran: ran}, err
+				resp, outcome, err = e.resolve(ctx, existing, hash, payload, fn, now)
+			} else {
+				resp, outcome, err = e.duplicate(ctx, key, existing, hash)
 			}
-			resp, err := e.duplicate(ctx, key, existing, hash)
-			return result{response: resp, key: key, replayed: true}, err
+			return result{response: resp, key: key, outcome: outcome}, err
 		}
 		if attempt == acquireAttempts {
-			return result{key: key}, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive}
+			return result{key: key, outcome: OutcomeStoreError}, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive}
 		}
 		now = e.now()
 	}
-	resp, err := e.own(ctx, l, payload, fn)
-	return result{response: resp, key: key, ran: true}, err
+	resp, outcome, err := e.own(ctx, l, payload, fn)
+	return result{response: resp, key: key, outcome: outcome}, err
 }
 
 // read returns what the key and the validation expressions select in
@@ -168,23 +178,6 @@ func (e *engine) read(payload []byte) (key, validated any, err error) {
 	return values[0], validated, nil
 }
 
-// key returns the idempotency key for v, what the key expression selected,
-// or "" when that is no key and none is required.
-func (e *engine) key(ctx context.Context, v any) (string, error) {
-	if !missing(v) {
-		key, err := keyFor(e.prefix, v)
-		if err != nil {
-			return "", &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
-		}
-		return key, nil
-	}
-	if e.keyRequired {
-		return "", &MissingKeyError{Expression: e.keyExpr.String()}
-	}
-	e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
-	return "", nil
-}
-
 // payloadHash returns the hash of v, what the validation expression
 // selected (nothing hashes as null), or "" when validation is off.
 func (e *engine) payloadHash(v any) (string, error) {
@@ -214,33 +207,34 @@ func (e *engine) leaseEnd(ctx context.Context, now time.Time) time.Time {
 // A payload conflict is reported first, whatever the record's state: a
 // different request reusing a key is a client bug worth surfacing even
 // while the first request is still running.
-func (e *engine) duplicate(ctx context.Context, key string, existing *Record, hash string) ([]byte, error) {
+func (e *engine) duplicate(ctx context.Context, key string, existing *Record, hash string) ([]byte, Outcome, error) {
 	switch existing.Status {
 	case StatusComplete:
 		e.cache.put(existing)
 		return e.replay(ctx, key, existing, hash)
 	case StatusInProgress:
 		if err := e.checkPayload(key, existing, hash); err != nil {
-			return nil, err
+			return nil, OutcomeConflict, err
 		}
-		return nil, &InProgressError{Key: key, LeaseEnd: existing.LeaseEnd}
+		return nil, OutcomeInProgress, &InProgressError{Key: key, LeaseEnd: existing.LeaseEnd}
 	}
-	return nil, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}
+	return nil, OutcomeStoreError, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}
 }
 
 // replay returns the response stored in rec, the COMPLETE record of key,
-// after checking the payload.
-func (e *engine) replay(ctx context.Context, key string, rec *Record, hash string) ([]byte, error) {
+// after checking the payload. An error of the replay hook is a replay's.
+func (e *engine) replay(ctx context.Context, key string, rec *Record, hash string) ([]byte, Outcome, error) {
 	if err := e.checkPayload(key, rec, hash); err != nil {
-		return nil, err
+		return nil, OutcomeConflict, err
 	}
 	if rec.ResponseOmitted {
-		return nil, &ResponseNotStoredError{Key: key}
+		return nil, OutcomeNotStored, &ResponseNotStoredError{Key: key}
 	}
 	if e.replayHook != nil {
-		return e.replayHook(ctx, rec)
+		resp, err := e.replayHook(ctx, rec)
+		return resp, OutcomeReplayed, err
 	}
-	return rec.Response, nil
+	return rec.Response, OutcomeReplayed, nil
 }
 
 // replayFunc is a replay hook on encoded responses: it returns the response
@@ -259,7 +253,7 @@ func (e *engine) checkPayload(key string, rec *Record, hash string) error {
 
 // own runs fn while holding the lease l, then completes or releases the
 // record, or keeps it UNCERTAIN when fn says its outcome is unknown.
-func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]byte, error) {
+func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]byte, Outcome, error) {
 	// fn and the writes after it share the invocation's context, which
 	// carries the writes fn staged to the store's Complete.
 	ctx = e.invocation(ctx, l)
@@ -275,26 +269,26 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]
 	returned = true
 
 	if encErr, ok := err.(*encodeError); ok {
-		if err := e.complete(writeContext(ctx), l, nil, true); err != nil {
-			return nil, err
+		// The effect has happened: the key completes, with no response.
+		outcome, err := e.complete(writeContext(ctx), l, nil, true)
+		if err != nil {
+			return nil, outcome, err
 		}
-		return nil, encErr.err
+		return nil, outcome, encErr.err
 	}
 	if err != nil {
-		// errors.As only on failure: its target escapes to the heap, an
-		// allocation the successful call need not pay.
-		var uncertain *UncertainError
-		if errors.As(err, &uncertain) {
+		if _, ok := errors.AsType[*UncertainError](err); ok {
 			e.hold(writeContext(ctx), l)
-		} else {
-			e.release(writeContext(ctx), l)
+			return nil, OutcomeUncertain, err
 		}
-		return nil, err
+		e.release(writeContext(ctx), l)
+		return nil, OutcomeReleased, err
 	}
-	if err := e.complete(writeContext(ctx), l, resp, false); err != nil {
-		return nil, err
+	outcome, err := e.complete(writeContext(ctx), l, resp, false)
+	if err != nil {
+		return nil, outcome, err
 	}
-	return resp, nil
+	return resp, outcome, nil
 }
 
 // writeContext is the context for the writes after the handler: they are
@@ -312,10 +306,10 @@ func writeContext(ctx context.Context) context.Context {
 // succeeded, a failure to store its response is logged, not returned: the
 // caller would retry, and rerun an effect that has already happened. The
 // exception is a store that commits the handler's staged writes with the
-// record ([Invoker]): when it reports that nothing was committed
-// ([ErrNotCommitted]) or that it cannot tell ([ErrCommitUnknown]), the
-// effect did not happen, or may not have, and saying it did would be a lie.
-func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bool) error {
+// record ([Invoker]): when it reports that they were not committed, or
+// that it cannot tell (a [*CommitError]), the effect did not happen, or
+// may not have, and saying it did would be a lie.
+func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bool) (Outcome, error) {
 	rec := &l.rec
 	*rec = Record{
 		Key:             rec.Key,
@@ -336,26 +330,37 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 	if err != nil {
 		err = e.completeAgain(ctx, rec, l.leaseEnd, err)
 	}
-	switch {
-	case err == nil:
+	if err == nil {
 		e.cache.put(rec)
-	case errors.Is(err, ErrNotCommitted) && errors.Is(err, ErrLeaseLost):
-		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the commit: NOTHING WAS COMMITTED, neither the handler's staged writes nor its response; another invocation holds the key", "key", rec.Key, "error", err)
-		return &PersistenceError{Op: "complete", Key: rec.Key, Err: err}
-	case errors.Is(err, ErrNotCommitted):
+		return OutcomeNew, nil
+	}
+	if commit, ok := errors.AsType[*CommitError](err); ok {
+		return e.notCommitted(ctx, l, commit)
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the handler finished; another invocation took the key, so the effect may have run twice", "key", rec.Key)
+	} else {
+		e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
+	}
+	return OutcomeNew, nil
+}
+
+// notCommitted ends an invocation whose staged writes and COMPLETE record
+// the store did not commit, or cannot tell whether it did.
+func (e *engine) notCommitted(ctx context.Context, l *lease, commit *CommitError) (Outcome, error) {
+	key := l.rec.Key
+	switch commit.State {
+	case CommitRefused:
 		// The handler's own writes were refused: the handler failed, so
 		// the key is released for a retry, as after any handler error.
 		e.release(ctx, l)
-		return err
-	case errors.Is(err, ErrCommitUnknown):
-		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", rec.Key, "error", err)
-		return &PersistenceError{Op: "complete", Key: rec.Key, Err: err}
-	case errors.Is(err, ErrLeaseLost):
-		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the handler finished; another invocation took the key, so the effect may have run twice", "key", rec.Key)
+		return OutcomeReleased, commit.Err
+	case CommitLeaseLost:
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the commit: NOTHING WAS COMMITTED, neither the handler's staged writes nor its response; another invocation holds the key", "key", key, "error", commit)
 	default:
-		e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
+		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", key, "error", commit)
 	}
-	return nil
+	return OutcomeStoreError, &PersistenceError{Op: "complete", Key: key, Err: commit}
 }
 
 // release deletes the IN_PROGRESS record so that a retry can run the
@@ -369,8 +374,8 @@ func (e *engine) release(ctx context.Context, l *lease) {
 // storeError maps a store failure: a corrupted record is reported as such,
 // since retrying cannot help; anything else is a *PersistenceError.
 func storeError(op, key string, err error) error {
-	if errors.Is(err, ErrCorruptedRecord) {
-		return err
+	if corrupted, ok := errors.AsType[*CorruptedRecordError](err); ok {
+		return corrupted
 	}
 	return &PersistenceError{Op: op, Key: key, Err: err}
 }

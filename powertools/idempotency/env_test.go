@@ -59,7 +59,7 @@ func TestConfigErrors(t *testing.T) {
 			}
 			_, err := idempotency.New(s, (&echo{}).handle, tc.opts...)
 			var ce *idempotency.ConfigError
-			if !errors.As(err, &ce) || !errors.Is(err, idempotency.ErrConfig) {
+			if !errors.As(err, &ce) || !errors.As(err, new(*idempotency.ConfigError)) {
 				t.Fatalf("err = %v, want a *ConfigError", err)
 			}
 			if ce.Name != tc.wantName {
@@ -140,8 +140,8 @@ func TestCodeOptionsWinOverEnvironment(t *testing.T) {
 		setEnv(t, map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn", "POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH": "amount"})
 		h := idempotency.Wrap(idempotencytest.NewStore(), (&echo{}).handle, idempotency.WithEventKey("id"))
 		h.Invoke(context.Background(), []byte(`{"id":1,"amount":1}`))
-		if _, err := h.Invoke(context.Background(), []byte(`{"id":1,"amount":2}`)); !errors.Is(err, idempotency.ErrPayloadConflict) {
-			t.Errorf("err = %v, want ErrPayloadConflict from the variable's expression", err)
+		if _, err := h.Invoke(context.Background(), []byte(`{"id":1,"amount":2}`)); !errors.As(err, new(*idempotency.PayloadConflictError)) {
+			t.Errorf("err = %v, want a PayloadConflictError from the variable's expression", err)
 		}
 		h = idempotency.Wrap(idempotencytest.NewStore(), (&echo{}).handle, idempotency.WithEventKey("id"), idempotency.WithPayloadValidation(""))
 		h.Invoke(context.Background(), []byte(`{"id":1,"amount":1}`))

@@ -6,8 +6,20 @@ import (
 	"time"
 )
 
-// Errors a [Store] returns. The middleware maps them; users meet them only
-// when they write or test a Store.
+// This file holds the package's errors; docs/errors.md tables them.
+//
+// Each failure the middleware returns is one type with the failure's
+// details as fields, matched with errors.As or errors.AsType:
+//
+//	if e, ok := errors.AsType[*idempotency.InProgressError](err); ok {
+//		// retry after e.LeaseEnd
+//	}
+//
+// The three sentinels below are the conditions a [Store] reports to the
+// middleware, which it branches on; a caller never gets them bare.
+
+// Conditions a [Store] reports, wrapped with its own message (fmt.Errorf's
+// %w). Users meet them only when they write or test a Store.
 var (
 	// ErrLeaseLost means the record is held under another lease token.
 	ErrLeaseLost = errors.New("idempotency: lease lost: the record belongs to another invocation")
@@ -15,19 +27,6 @@ var (
 	ErrRecordTooLarge = errors.New("idempotency: record too large to store")
 	// ErrRecordNotFound means there is no record for the key.
 	ErrRecordNotFound = errors.New("idempotency: record not found")
-)
-
-// Sentinels for the errors the middleware returns to callers. Each is
-// matched with errors.Is by the typed error that carries its details.
-var (
-	ErrInProgress        = errors.New("idempotency: another invocation with the same key is in progress")
-	ErrPayloadConflict   = errors.New("idempotency: the payload differs from the one stored for this key")
-	ErrMissingKey        = errors.New("idempotency: the idempotency key is missing from the event")
-	ErrInvalidEvent      = errors.New("idempotency: the event cannot be read with one meaning")
-	ErrPersistence       = errors.New("idempotency: the store failed")
-	ErrCorruptedRecord   = errors.New("idempotency: the stored record cannot be read")
-	ErrResponseNotStored = errors.New("idempotency: the handler succeeded but its response was too large to store")
-	ErrConfig            = errors.New("idempotency: invalid configuration")
 )
 
 // InProgressError is returned to a duplicate while another invocation holds
@@ -41,8 +40,6 @@ func (e *InProgressError) Error() string {
 	return fmt.Sprintf("idempotency: key %q is in progress until %s", e.Key, e.LeaseEnd.UTC().Format(time.RFC3339Nano))
 }
 
-func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
-
 // PayloadConflictError is returned when payload validation is on and the
 // event's payload hash differs from the stored one. The handler is not run.
 type PayloadConflictError struct {
@@ -55,8 +52,6 @@ func (e *PayloadConflictError) Error() string {
 	return fmt.Sprintf("idempotency: payload for key %q differs from the stored one (stored hash %s, event hash %s)", e.Key, e.StoredHash, e.EventHash)
 }
 
-func (e *PayloadConflictError) Is(target error) bool { return target == ErrPayloadConflict }
-
 // MissingKeyError is returned when the key expression selects nothing and a
 // key is required.
 type MissingKeyError struct {
@@ -67,19 +62,17 @@ func (e *MissingKeyError) Error() string {
 	return fmt.Sprintf("idempotency: no idempotency key in the event at %q", e.Expression)
 }
 
-func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
-
 // InvalidEventError is returned, before any store call and without running
 // the handler, when the event cannot be read with one meaning: it is not
 // JSON, an expression fails on it (as opposed to selecting nothing), an
 // object on the way to a selected value, or inside one, holds two member
 // names that encoding/json would fill one struct field from, or a wrapped
-// function's argument holds text that JSON cannot encode faithfully. See
+// function's argument cannot be encoded as JSON faithfully. See
 // docs/security.md. Retrying the same event cannot succeed.
 type InvalidEventError struct {
 	// Expression is the key or payload-validation expression that was
 	// being evaluated ("@" for the whole event), or "" when a wrapped
-	// function's argument cannot be encoded faithfully.
+	// function's argument cannot be encoded.
 	Expression string
 	Err        error
 }
@@ -93,11 +86,12 @@ func (e *InvalidEventError) Error() string {
 
 func (e *InvalidEventError) Unwrap() error { return e.Err }
 
-func (e *InvalidEventError) Is(target error) bool { return target == ErrInvalidEvent }
-
-// PersistenceError wraps a store failure with the operation that failed.
+// PersistenceError is returned when the store failed: before the handler
+// ran (which it then does not), or while committing a handler's staged
+// writes (see [CommitError]). Op is the store operation: "acquire",
+// "reclaim" or "complete". It unwraps to the store's error.
 type PersistenceError struct {
-	Op  string // "acquire", "complete", "release" or "get"
+	Op  string
 	Key string
 	Err error
 }
@@ -108,11 +102,11 @@ func (e *PersistenceError) Error() string {
 
 func (e *PersistenceError) Unwrap() error { return e.Err }
 
-func (e *PersistenceError) Is(target error) bool { return target == ErrPersistence }
-
 // CorruptedRecordError is returned when a stored record cannot be read
-// (unknown status, undecodable data). The middleware fails closed: the
-// handler is not run on a key whose record it cannot read.
+// (unknown status, undecodable data, a response that does not decode into
+// the handler's Out). The middleware fails closed: the handler is not run
+// on a key whose record it cannot read. A [Store] returns one, as it is,
+// for a record it cannot decode.
 type CorruptedRecordError struct {
 	Key    string
 	Reason string
@@ -121,8 +115,6 @@ type CorruptedRecordError struct {
 func (e *CorruptedRecordError) Error() string {
 	return fmt.Sprintf("idempotency: record %q is corrupted: %s", e.Key, e.Reason)
 }
-
-func (e *CorruptedRecordError) Is(target error) bool { return target == ErrCorruptedRecord }
 
 // ResponseNotStoredError is returned to a duplicate of an invocation that
 // succeeded but whose response was too large to store. The handler is not
@@ -134,8 +126,6 @@ type ResponseNotStoredError struct {
 func (e *ResponseNotStoredError) Error() string {
 	return fmt.Sprintf("idempotency: key %q completed but its response was too large to store", e.Key)
 }
-
-func (e *ResponseNotStoredError) Is(target error) bool { return target == ErrResponseNotStored }
 
 // ConfigError is returned, or panicked by [Wrap], when an option or an
 // environment variable is invalid. Name is the option or variable.
@@ -149,5 +139,3 @@ func (e *ConfigError) Error() string {
 }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
-
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }

@@ -78,7 +78,7 @@ func ExampleWithPayloadValidation() {
 	_, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1","amount":5}`))
 	fmt.Println(err)
 	_, err = h.Invoke(context.Background(), []byte(`{"order_id":"o-1","amount":9}`))
-	fmt.Println(errors.Is(err, idempotency.ErrPayloadConflict))
+	fmt.Println(errors.As(err, new(*idempotency.PayloadConflictError)))
 	// Output:
 	// <nil>
 	// true

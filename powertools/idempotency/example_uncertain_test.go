@@ -31,7 +31,7 @@ func ExampleWithReconcile() {
 	pay := idempotency.WrapFunc("pay", idempotencytest.NewStore(), charge, idempotency.WithReconcile(lookup))
 
 	_, err := pay(context.Background(), 100)
-	fmt.Println("first:", errors.Is(err, idempotency.ErrUncertain))
+	fmt.Println("first:", errors.As(err, new(*idempotency.UncertainError)))
 	id, err := pay(context.Background(), 100)
 	fmt.Println("retry:", id, err, "charges:", len(charged))
 	// Output:

@@ -70,7 +70,7 @@ func TestStoreFailures(t *testing.T) {
 			fail: map[string]error{"acquire": errDown},
 			wantErr: func(t *testing.T, err error) {
 				var pe *idempotency.PersistenceError
-				if !errors.As(err, &pe) || pe.Op != "acquire" || pe.Key != keyOf("o-1") || !errors.Is(err, errDown) || !errors.Is(err, idempotency.ErrPersistence) {
+				if !errors.As(err, &pe) || pe.Op != "acquire" || pe.Key != keyOf("o-1") || !errors.Is(err, errDown) || !errors.As(err, new(*idempotency.PersistenceError)) {
 					t.Errorf("err = %v, want *PersistenceError{acquire, key} wrapping the store's error", err)
 				}
 			},
@@ -197,14 +197,14 @@ func TestUnencodableResponseCompletesWithoutResponse(t *testing.T) {
 		t.Fatalf("err = %#v, want encoding/json's own *UnsupportedTypeError", err)
 	}
 	_, err = h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`))
-	if !errors.Is(err, idempotency.ErrResponseNotStored) || f.calls.Load() != 1 {
-		t.Errorf("duplicate: err = %v after %d runs, want ErrResponseNotStored after 1: the effect happened", err, f.calls.Load())
+	if !errors.As(err, new(*idempotency.ResponseNotStoredError)) || f.calls.Load() != 1 {
+		t.Errorf("duplicate: err = %v after %d runs, want a ResponseNotStoredError after 1: the effect happened", err, f.calls.Load())
 	}
 }
 
 func TestZeroHandler(t *testing.T) {
 	var h idempotency.Handler
-	if _, err := h.Invoke(context.Background(), []byte(`{}`)); !errors.Is(err, idempotency.ErrConfig) {
+	if _, err := h.Invoke(context.Background(), []byte(`{}`)); !errors.As(err, new(*idempotency.ConfigError)) {
 		t.Errorf("zero Handler: err = %v, want ErrConfig", err)
 	}
 }

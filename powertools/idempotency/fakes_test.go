@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,6 +10,13 @@ import (
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
+
+// isA reports whether err's tree holds an E, one of the package's error
+// types: a table's check of an error.
+func isA[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
+}
 
 // fakeClock is a clock a test moves by hand. It starts at the real time, on
 // a whole second, so that context deadlines derived from it are in the

@@ -49,10 +49,10 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		var zero Out
 		arg, err := json.Marshal(in)
 		if err != nil {
-			return result{}, zero, fmt.Errorf("idempotency: encode the argument of %s: %w", name, err)
+			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("encode the argument of %s: %w", name, err)}
 		}
 		if replacedText(arg) {
-			return result{}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
+			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
 		}
 		var out Out
 		res, err := e.do(ctx, arg, func(ctx context.Context, _ []byte) ([]byte, error) {
@@ -65,10 +65,13 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		switch {
 		case err != nil:
 			return res, zero, err
-		case !res.replayed:
+		case !res.replayed():
 			return res, out, nil
 		}
 		stored, err := decodeStored[Out](res)
+		if err != nil {
+			res.outcome = OutcomeStoreError
+		}
 		return res, stored, err
 	}
 	return func(ctx context.Context, in In) (Out, error) {

@@ -57,8 +57,8 @@ func TestWrapFunc(t *testing.T) {
 			return chargeResult{ID: c.Customer, Cents: c.Cents}, nil
 		}, idempotency.WithEventKey("customer"), idempotency.WithPayloadValidation("cents"))
 		pay(context.Background(), charge{"alice", 100})
-		if _, err := pay(context.Background(), charge{"alice", 200}); !errors.Is(err, idempotency.ErrPayloadConflict) {
-			t.Errorf("err = %v, want ErrPayloadConflict", err)
+		if _, err := pay(context.Background(), charge{"alice", 200}); !errors.As(err, new(*idempotency.PayloadConflictError)) {
+			t.Errorf("err = %v, want a PayloadConflictError", err)
 		}
 		if runs != 1 {
 			t.Errorf("runs %d, want 1", runs)
@@ -85,8 +85,8 @@ func TestWrapFunc(t *testing.T) {
 		store := idempotencytest.NewStore()
 		idempotency.WrapFunc("f", store, func(context.Context, int) (string, error) { return "text", nil })(context.Background(), 1)
 		g := idempotency.WrapFunc("f", store, func(context.Context, int) (int, error) { return 1, nil })
-		if _, err := g(context.Background(), 1); !errors.Is(err, idempotency.ErrCorruptedRecord) {
-			t.Errorf("err = %v, want ErrCorruptedRecord", err)
+		if _, err := g(context.Background(), 1); !errors.As(err, new(*idempotency.CorruptedRecordError)) {
+			t.Errorf("err = %v, want a CorruptedRecordError", err)
 		}
 	})
 

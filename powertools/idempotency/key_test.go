@@ -158,8 +158,8 @@ func TestMultiSelectKeyWithAbsentPath(t *testing.T) {
 			}
 			_, err := h.Invoke(context.Background(), []byte(`{"customer_id":"c1","orderId":"o2"}`))
 			switch {
-			case required && !errors.Is(err, idempotency.ErrMissingKey):
-				t.Fatalf("err = %v, want ErrMissingKey", err)
+			case required && !errors.As(err, new(*idempotency.MissingKeyError)):
+				t.Fatalf("err = %v, want a MissingKeyError", err)
 			case !required && err != nil:
 				t.Fatal(err)
 			case !required && e.calls != 2:

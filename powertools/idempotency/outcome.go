@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -15,7 +14,9 @@ type Outcome string
 // OutcomeUncertain; for no other.
 const (
 	// OutcomeNew: a first call; the handler succeeded and its response
-	// was stored (or could not be, which is logged).
+	// was stored (or could not be, which is logged). When its result could
+	// not be encoded, the key is completed without a response and Err
+	// says why.
 	OutcomeNew Outcome = "new"
 	// OutcomeReplayed: the stored response was returned; the handler did
 	// not run.
@@ -27,7 +28,7 @@ const (
 	// ([*PayloadConflictError]).
 	OutcomeConflict Outcome = "conflict"
 	// OutcomeReleased: the handler returned an error, or a commit of its
-	// staged writes was refused ([ErrNotCommitted]); the key was released
+	// staged writes was refused ([CommitRefused]); the key was released
 	// for a retry.
 	OutcomeReleased Outcome = "released"
 	// OutcomeUncertain: the key is UNCERTAIN ([*UncertainError]), because
@@ -78,42 +79,5 @@ func (e *engine) observe(ctx context.Context, start time.Time, res result, err e
 	if e.observer == nil {
 		return
 	}
-	e.observer(ctx, Observation{Outcome: outcomeOf(res, err), Key: res.key, Err: err, Duration: e.now().Sub(start)})
-}
-
-// outcomeOf classifies the end of an invocation. When the handler ran, an
-// error is its own unless the middleware's completion made it; otherwise
-// every error is the middleware's.
-func outcomeOf(res result, err error) Outcome {
-	var uncertain *UncertainError
-	var persistence *PersistenceError
-	switch {
-	case err == nil && res.replayed:
-		return OutcomeReplayed
-	case res.key == "" && !errors.Is(err, ErrInvalidEvent) && !errors.Is(err, ErrMissingKey):
-		return OutcomeNoKey
-	case err == nil:
-		return OutcomeNew
-	case res.ran && errors.As(err, &persistence) && persistence.Key == res.key:
-		return OutcomeStoreError // the completion, after the handler succeeded
-	case res.ran && errors.As(err, &uncertain):
-		return OutcomeUncertain
-	case res.ran:
-		return OutcomeReleased
-	case errors.Is(err, ErrInvalidEvent):
-		return OutcomeInvalidEvent
-	case errors.Is(err, ErrMissingKey):
-		return OutcomeMissingKey
-	case errors.Is(err, ErrInProgress):
-		return OutcomeInProgress
-	case errors.Is(err, ErrPayloadConflict):
-		return OutcomeConflict
-	case errors.As(err, &uncertain):
-		return OutcomeUncertain
-	case errors.Is(err, ErrResponseNotStored):
-		return OutcomeNotStored
-	case errors.Is(err, ErrPersistence), errors.Is(err, ErrCorruptedRecord):
-		return OutcomeStoreError
-	}
-	return OutcomeReplayed // a replay hook's own error
+	e.observer(ctx, Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.now().Sub(start)})
 }

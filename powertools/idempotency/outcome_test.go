@@ -12,7 +12,8 @@ import (
 )
 
 // TestObserverOutcomes checks that WithObserver is told each outcome, with
-// the key and the error the caller got.
+// the key and the error the caller got, and that an error the middleware
+// makes is exactly one of the package's error types (docs/errors.md).
 func TestObserverOutcomes(t *testing.T) {
 	errDeclined := errors.New("declined")
 	handler := func(_ context.Context, o order) (receipt, error) {
@@ -35,16 +36,27 @@ func TestObserverOutcomes(t *testing.T) {
 		want   idempotency.Outcome
 		keyed  bool
 		failed bool
+		// the handler's own error: none of the package's types
+		handlerErr bool
 	}{
 		{name: "first call", event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeNew, keyed: true},
 		{name: "replay", seed: []string{`{"order_id":"o-1","amount":1}`}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeReplayed, keyed: true},
 		{name: "payload conflict", opts: []idempotency.Option{idempotency.WithPayloadValidation("amount")},
 			seed: []string{`{"order_id":"o-1","amount":1}`}, event: `{"order_id":"o-1","amount":2}`, want: idempotency.OutcomeConflict, keyed: true, failed: true},
-		{name: "handler error", event: `{"order_id":"o-1","amount":-1}`, want: idempotency.OutcomeReleased, keyed: true, failed: true},
+		{name: "handler error", event: `{"order_id":"o-1","amount":-1}`, want: idempotency.OutcomeReleased, keyed: true, failed: true, handlerErr: true},
 		{name: "uncertain", event: `{"order_id":"o-1","amount":-2}`, want: idempotency.OutcomeUncertain, keyed: true, failed: true},
 		{name: "store error", store: func(s *idempotencytest.Store) idempotency.Store {
 			return &failingStore{Store: s, fail: map[string]error{"acquire": errors.New("unreachable")}}
 		}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeStoreError, keyed: true, failed: true},
+		{name: "corrupted record", store: func(s *idempotencytest.Store) idempotency.Store {
+			s.Put(&idempotency.Record{Key: keyOf("o-1"), Status: "PAUSED", Expiry: time.Now().Add(time.Hour)})
+			return s
+		}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeStoreError, keyed: true, failed: true},
+		{name: "in progress", store: func(s *idempotencytest.Store) idempotency.Store {
+			s.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusInProgress, Expiry: time.Now().Add(time.Hour), LeaseEnd: time.Now().Add(time.Hour), LeaseToken: "other"})
+			return s
+		}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeInProgress, keyed: true, failed: true},
+		{name: "uncertain duplicate", seed: []string{`{"order_id":"o-1","amount":-2}`}, event: `{"order_id":"o-1","amount":-2}`, want: idempotency.OutcomeUncertain, keyed: true, failed: true},
 		{name: "response not stored", store: func(s *idempotencytest.Store) idempotency.Store {
 			s.SetMaxItemSize(1000)
 			return s
@@ -52,7 +64,7 @@ func TestObserverOutcomes(t *testing.T) {
 		{name: "invalid event", event: `{"order_id":"o-1","ORDER_ID":"o-2"}`, want: idempotency.OutcomeInvalidEvent, failed: true},
 		{name: "missing key", opts: []idempotency.Option{idempotency.WithKeyRequired(true)}, event: `{"amount":1}`, want: idempotency.OutcomeMissingKey, failed: true},
 		{name: "no key", event: `{"amount":1}`, want: idempotency.OutcomeNoKey},
-		{name: "no key, handler error", event: `{"amount":-1}`, want: idempotency.OutcomeNoKey, failed: true},
+		{name: "no key, handler error", event: `{"amount":-1}`, want: idempotency.OutcomeNoKey, failed: true, handlerErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +89,59 @@ func TestObserverOutcomes(t *testing.T) {
 			if o.Outcome != tc.want || (o.Key != "") != tc.keyed || o.Err != err || (err != nil) != tc.failed {
 				t.Errorf("observed %+v for err %v; want outcome %s, keyed %v, failed %v", o, err, tc.want, tc.keyed, tc.failed)
 			}
+			if n, want := errorTypes(err), b2i(tc.failed && !tc.handlerErr); n != want {
+				t.Errorf("err %v (%T) is %d of the package's error types, want %d", err, err, n, want)
+			}
 		})
+	}
+}
+
+// errorTypes counts the package's caller-facing error types that err
+// matches with errors.As.
+func errorTypes(err error) int {
+	matches := []bool{
+		isA[*idempotency.InProgressError](err),
+		isA[*idempotency.PayloadConflictError](err),
+		isA[*idempotency.MissingKeyError](err),
+		isA[*idempotency.InvalidEventError](err),
+		isA[*idempotency.PersistenceError](err),
+		isA[*idempotency.CorruptedRecordError](err),
+		isA[*idempotency.ResponseNotStoredError](err),
+		isA[*idempotency.UncertainError](err),
+		isA[*idempotency.ConfigError](err),
+	}
+	n := 0
+	for _, m := range matches {
+		n += b2i(m)
+	}
+	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestObserverEncodeFailure covers a function whose result cannot be
+// encoded: its effect has happened, so the key completes without a
+// response (OutcomeNew, with the encoding error), and a duplicate gets a
+// ResponseNotStoredError (OutcomeNotStored), not a second run.
+func TestObserverEncodeFailure(t *testing.T) {
+	var seen []idempotency.Observation
+	runs := 0
+	f := idempotency.WrapFunc("f", idempotencytest.NewStore(), func(_ context.Context, n int) (any, error) {
+		runs++
+		return func() {}, nil // encoding/json cannot encode a func
+	}, idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o) }))
+	_, first := f(context.Background(), 1)
+	_, second := f(context.Background(), 1)
+	if runs != 1 || first == nil || !errors.As(second, new(*idempotency.ResponseNotStoredError)) {
+		t.Fatalf("runs %d, errors %v and %v; want 1 run, an encoding error, then a ResponseNotStoredError", runs, first, second)
+	}
+	if len(seen) != 2 || seen[0].Outcome != idempotency.OutcomeNew || seen[0].Err != first || seen[1].Outcome != idempotency.OutcomeNotStored {
+		t.Errorf("observed %+v, want new (with the encoding error), then not_stored", seen)
 	}
 }
 
@@ -91,8 +155,8 @@ func TestObserverInProgressAndFunctions(t *testing.T) {
 		idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithClock(f.clock.Now), observe)
 	f.store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusInProgress,
 		Expiry: f.clock.Now().Add(time.Hour), LeaseEnd: f.clock.Now().Add(time.Minute), LeaseToken: "other"})
-	if _, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`)); !errors.Is(err, idempotency.ErrInProgress) {
-		t.Fatalf("err = %v, want ErrInProgress", err)
+	if _, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`)); !errors.As(err, new(*idempotency.InProgressError)) {
+		t.Fatalf("err = %v, want an InProgressError", err)
 	}
 	double := idempotency.WrapFunc("double", idempotencytest.NewStore(), func(_ context.Context, n int) (int, error) { return 2 * n, nil }, observe)
 	double(context.Background(), 2)

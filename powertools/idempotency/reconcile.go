@@ -51,19 +51,18 @@ func WithReconcile[Out any](fn func(ctx context.Context, key string) (result Out
 	}
 }
 
-// resolve answers a duplicate of the UNCERTAIN record existing. It reports
-// whether the handler ran (its response is then fresh, not stored).
-func (e *engine) resolve(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) ([]byte, bool, error) {
+// resolve answers a duplicate of the UNCERTAIN record existing.
+func (e *engine) resolve(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) ([]byte, Outcome, error) {
 	key := existing.Key
 	if err := e.checkPayload(key, existing, hash); err != nil {
-		return nil, false, err
+		return nil, OutcomeConflict, err
 	}
 	store, ok := e.store.(UncertainStore)
 	if e.reconcile == nil || !ok {
-		return nil, false, &UncertainError{Key: key}
+		return nil, OutcomeUncertain, &UncertainError{Key: key}
 	}
 	if now.Before(existing.LeaseEnd) {
-		return nil, false, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
+		return nil, OutcomeUncertain, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
 	}
 	l := &lease{rec: Record{
 		Key:         key,
@@ -78,21 +77,23 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 	if err := store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			// Another invocation reclaimed it first and is reconciling.
-			return nil, false, &UncertainError{Key: key}
+			return nil, OutcomeUncertain, &UncertainError{Key: key}
 		}
-		return nil, false, storeError("reclaim", key, err)
+		return nil, OutcomeStoreError, storeError("reclaim", key, err)
 	}
 	resp, happened, err := e.reconcile(withKey(ctx, key), key)
 	switch {
 	case err != nil:
 		e.hold(writeContext(ctx), l)
-		return nil, false, &UncertainError{Key: key, Err: err}
+		return nil, OutcomeUncertain, &UncertainError{Key: key, Err: err}
 	case happened:
-		if err := e.complete(writeContext(ctx), l, resp, false); err != nil {
-			return nil, false, err
+		// The effect happened: the reconciled result is stored and
+		// returned as a replay would be.
+		outcome, err := e.complete(writeContext(ctx), l, resp, false)
+		if err != nil {
+			return nil, outcome, err
 		}
-		return resp, false, nil
+		return resp, OutcomeReplayed, nil
 	}
-	resp, err = e.own(ctx, l, payload, fn)
-	return resp, true, err
+	return e.own(ctx, l, payload, fn)
 }

@@ -42,7 +42,7 @@ type Record struct {
 	// Response is the handler's encoded response (COMPLETE only).
 	Response []byte
 	// ResponseOmitted reports that the handler succeeded but its response
-	// was too large to store: duplicates get [ErrResponseNotStored].
+	// was too large to store: duplicates get a [*ResponseNotStoredError].
 	ResponseOmitted bool
 	// PayloadHash is the hash of the validated part of the event, when
 	// payload validation is on.

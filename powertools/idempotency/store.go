@@ -23,8 +23,8 @@ type Store interface {
 	// rec.Key at now ([Record.Live]: while now is before its Expiry and,
 	// for IN_PROGRESS, before its LeaseEnd). Acquire returns (nil, nil) when
 	// rec was written, and the live record (with a nil error) when one
-	// exists. A record that cannot be decoded gives an error that matches
-	// [ErrCorruptedRecord].
+	// exists. A record that cannot be decoded gives a
+	// [*CorruptedRecordError].
 	Acquire(ctx context.Context, rec *Record, now time.Time) (existing *Record, err error)
 
 	// Complete replaces the record rec.Key with rec (status COMPLETE) when

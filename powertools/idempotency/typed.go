@@ -63,12 +63,14 @@ func (t *Typed[In, Out]) Call(ctx context.Context, payload []byte) (out Out, rep
 	}
 	start := t.engine.now()
 	res, err := t.engine.do(ctx, payload, run)
-	replayed = err == nil && res.replayed
+	replayed = err == nil && res.replayed()
 	if replayed {
 		// Decoded before the observer hears of it, as a function
 		// wrapper's is: a stored response that does not decode is the
 		// outcome, not a replay.
-		fresh, err = decodeStored[Out](res)
+		if fresh, err = decodeStored[Out](res); err != nil {
+			res.outcome = OutcomeStoreError
+		}
 	}
 	t.engine.observe(ctx, start, res, err)
 	if err != nil {

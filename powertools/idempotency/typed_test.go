@@ -86,7 +86,7 @@ func TestDecodingOptions(t *testing.T) {
 		h := idempotency.Wrap(store, handler, idempotency.WithKeyPrefix(prefix),
 			idempotency.WithEventKey("order_id"), idempotency.WithDisallowUnknownFields(true))
 		_, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1","ammount":5}`))
-		if err == nil || errors.Is(err, idempotency.ErrInvalidEvent) {
+		if err == nil || errors.As(err, new(*idempotency.InvalidEventError)) {
 			t.Fatalf("Invoke = %v, want the decoding's error", err)
 		}
 		if _, err := store.Get(context.Background(), keyOf("o-1")); !errors.Is(err, idempotency.ErrRecordNotFound) {
@@ -138,8 +138,8 @@ func TestTypedCallStoredResponseThatDoesNotDecode(t *testing.T) {
 	store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusComplete,
 		Expiry: time.Now().Add(time.Hour), Response: []byte(`"not a receipt"`)})
 	_, replayed, err := h.Call(context.Background(), []byte(`{"order_id":"o-1"}`))
-	if !errors.Is(err, idempotency.ErrCorruptedRecord) || !replayed {
-		t.Errorf("Call = %v, replayed %v; want ErrCorruptedRecord from a replay", err, replayed)
+	if !errors.As(err, new(*idempotency.CorruptedRecordError)) || !replayed {
+		t.Errorf("Call = %v, replayed %v; want a CorruptedRecordError from a replay", err, replayed)
 	}
 	if len(seen) != 1 || seen[0] != idempotency.OutcomeStoreError {
 		t.Errorf("observed %v, want [store_error]", seen)

@@ -2,14 +2,9 @@ package idempotency
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
-
-// ErrUncertain matches an [*UncertainError]: the outcome of an effect is not
-// known.
-var ErrUncertain = errors.New("idempotency: the outcome is uncertain")
 
 // UncertainError says that an effect may or may not have happened, such as
 // a charge whose request timed out after the provider received it.
@@ -57,8 +52,6 @@ func (e *UncertainError) Error() string {
 }
 
 func (e *UncertainError) Unwrap() error { return e.Err }
-
-func (e *UncertainError) Is(target error) bool { return target == ErrUncertain }
 
 // UncertainStore is the optional interface of a [Store] that lets one
 // invocation at a time reconcile an UNCERTAIN record. Both stores of this

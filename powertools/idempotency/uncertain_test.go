@@ -81,7 +81,7 @@ func TestUncertain(t *testing.T) {
 		// Without a reconcile function, duplicates wait for an operator.
 		for range 2 {
 			_, err = pay(alice)
-			if !errors.As(err, &ue) || ue.Key != rec.Key || !errors.Is(err, idempotency.ErrUncertain) {
+			if !errors.As(err, &ue) || ue.Key != rec.Key || !errors.As(err, new(*idempotency.UncertainError)) {
 				t.Fatalf("duplicate err = %v, want UncertainError for %s", err, rec.Key)
 			}
 		}
@@ -164,7 +164,7 @@ func TestUncertain(t *testing.T) {
 			idempotency.WithPayloadValidation("cents"), idempotency.WithReconcile(b.lookup))
 		pay(context.Background(), alice)
 		_, err := pay(context.Background(), charge{"alice", 999})
-		if !errors.Is(err, idempotency.ErrPayloadConflict) || b.lookups != 0 {
+		if !errors.As(err, new(*idempotency.PayloadConflictError)) || b.lookups != 0 {
 			t.Errorf("err = %v, lookups %d; want a conflict before any reconcile", err, b.lookups)
 		}
 	})
@@ -173,7 +173,7 @@ func TestUncertain(t *testing.T) {
 		type plain struct{ idempotency.Store }
 		_, err := idempotency.NewFunc("pay", plain{idempotencytest.NewStore()}, (&bank{}).charge,
 			idempotency.WithReconcile((&bank{}).lookup))
-		if !errors.Is(err, idempotency.ErrConfig) {
+		if !errors.As(err, new(*idempotency.ConfigError)) {
 			t.Errorf("err = %v, want ErrConfig", err)
 		}
 	})

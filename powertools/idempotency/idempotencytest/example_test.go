@@ -54,7 +54,7 @@ func ExampleStore_Put() {
 	now := time.Now()
 	store.Put(&idempotency.Record{Key: "orders#2", Status: "BOGUS", Expiry: now.Add(time.Hour)})
 	_, err := store.Get(context.Background(), "orders#2")
-	fmt.Println(errors.Is(err, idempotency.ErrCorruptedRecord))
+	fmt.Println(errors.As(err, new(*idempotency.CorruptedRecordError)))
 	// Output: true
 }
 

