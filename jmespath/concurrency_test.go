@@ -71,9 +71,9 @@ func TestSearchLeavesDataAlone(t *testing.T) {
 }
 
 // TestConcurrentCompile compiles expressions from many goroutines at once,
-// as functions sharing a process do at cold start: the parser's scratch
-// slices come from a pool, and no two compilations may share one. Run
-// with -race; each result must search as one compiled alone does.
+// as functions sharing a process do at cold start: no two compilations may
+// share state. Run with -race; each result must search as one compiled
+// alone does.
 func TestConcurrentCompile(t *testing.T) {
 	sources := []string{
 		"powertools_json(body).order_id",

@@ -88,11 +88,11 @@ func (e *FunctionDefinitionError) Error() string {
 // ExpRef is an expression reference (&expr) passed to a function.
 type ExpRef struct {
 	t *tree
-	n int32 // the referenced node, in t
+	n *node // the referenced expression, in t
 }
 
 // Search evaluates the referenced expression against data.
-func (r *ExpRef) Search(data any) (any, error) { return r.t.eval(r.t.at(r.n), data) }
+func (r *ExpRef) Search(data any) (any, error) { return r.t.eval(r.n, data) }
 
 func (f *Function) arity() (min, max int) {
 	if f.Variadic {

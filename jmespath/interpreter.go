@@ -16,7 +16,7 @@ func (t *tree) field(c *node, v any) (any, bool) {
 		return nil, false
 	}
 	if m, ok := v.(map[string]any); ok {
-		r, found := m[t.text[c.a:c.b]]
+		r, found := m[c.name]
 		return r, found || !t.strict
 	}
 	return nil, true
@@ -25,10 +25,9 @@ func (t *tree) field(c *node, v any) (any, bool) {
 // missingField is a field absent from the object v, for a strict tree: an
 // error if a case variant of its name is there, else null.
 func (t *tree) missingField(n *node, v any) (any, error) {
-	name := t.name(n)
 	for k := range v.(map[string]any) {
-		if strings.EqualFold(k, name) {
-			return nil, &InvalidValueError{Msg: "ambiguous JSON", Err: &strictjson.DuplicateNameError{Offset: -1, Name: name, Variant: k}}
+		if strings.EqualFold(k, n.name) {
+			return nil, &InvalidValueError{Msg: "ambiguous JSON", Err: &strictjson.DuplicateNameError{Offset: -1, Name: n.name, Variant: k}}
 		}
 	}
 	return nil, nil
@@ -46,19 +45,19 @@ func (t *tree) eval(n *node, v any) (any, error) {
 	case nCurrent:
 		return v, nil
 	case nSubexpr:
-		return t.chain(n.left, v)
+		return t.chain(n.children, v)
 	case nPipe:
-		l, err := t.eval(t.at(n.left), v)
+		l, err := t.eval(n.left, v)
 		if err != nil {
 			return nil, err
 		}
-		return t.eval(t.at(n.right), l)
+		return t.eval(n.right, l)
 	case nIndex:
 		a, ok := v.([]any)
 		if !ok {
 			return nil, nil
 		}
-		i := n.index()
+		i := n.index
 		if i < 0 {
 			i += len(a)
 		}
@@ -71,25 +70,25 @@ func (t *tree) eval(n *node, v any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
-		return slice(a, *t.sliceSpec(n)), nil
+		return slice(a, n.slice), nil
 	case nLiteral:
-		return copyValue(t.lit(n)), nil
+		return copyValue(n.value), nil
 	case nProjection, nFlatten, nValueProjection, nFilterProjection:
 		return t.evalProjection(n, v)
 	case nOr:
-		l, err := t.eval(t.at(n.left), v)
+		l, err := t.eval(n.left, v)
 		if err != nil || truthy(l) {
 			return l, err
 		}
-		return t.eval(t.at(n.right), v)
+		return t.eval(n.right, v)
 	case nAnd:
-		l, err := t.eval(t.at(n.left), v)
+		l, err := t.eval(n.left, v)
 		if err != nil || !truthy(l) {
 			return l, err
 		}
-		return t.eval(t.at(n.right), v)
+		return t.eval(n.right, v)
 	case nNot:
-		l, err := t.eval(t.at(n.left), v)
+		l, err := t.eval(n.left, v)
 		if err != nil {
 			return nil, err
 		}
@@ -100,28 +99,26 @@ func (t *tree) eval(n *node, v any) (any, error) {
 		if v == nil {
 			return nil, nil
 		}
-		out := make([]any, 0, n.count())
-		for i := n.left; i != 0; i = t.nodes[i].next {
-			r, err := t.eval(&t.nodes[i], v)
+		out := make([]any, len(n.children))
+		for i, c := range n.children {
+			r, err := t.eval(c, v)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, r)
+			out[i] = r
 		}
 		return out, nil
 	case nMultiHash:
 		if v == nil {
 			return nil, nil
 		}
-		keys := t.keys(n)
-		out := make(map[string]any, n.count())
-		k := 0
-		for i := n.left; i != 0; i, k = t.nodes[i].next, k+1 {
-			r, err := t.eval(&t.nodes[i], v)
+		out := make(map[string]any, len(n.children))
+		for i, c := range n.children {
+			r, err := t.eval(c, v)
 			if err != nil {
 				return nil, err
 			}
-			out[keys[k]] = r
+			out[n.keys[i]] = r
 		}
 		return out, nil
 	case nFunction:
@@ -133,11 +130,10 @@ func (t *tree) eval(n *node, v any) (any, error) {
 }
 
 func (t *tree) evalProjection(n *node, v any) (any, error) {
-	c := t.at(n.left)
-	base, ok := t.field(c, v)
+	base, ok := t.field(n.left, v)
 	if !ok {
 		var err error
-		if base, err = t.eval(c, v); err != nil {
+		if base, err = t.eval(n.left, v); err != nil {
 			return nil, err
 		}
 	}
@@ -170,11 +166,10 @@ func (t *tree) evalProjection(n *node, v any) (any, error) {
 		}
 		elems = a
 	}
-	right := t.at(n.right)
 	out := make([]any, 0, len(elems))
 	for _, e := range elems {
 		if n.kind == nFilterProjection {
-			c, err := t.eval(t.cond(n), e)
+			c, err := t.eval(n.cond, e)
 			if err != nil {
 				return nil, err
 			}
@@ -182,7 +177,7 @@ func (t *tree) evalProjection(n *node, v any) (any, error) {
 				continue
 			}
 		}
-		r, err := t.eval(right, e)
+		r, err := t.eval(n.right, e)
 		if err != nil {
 			return nil, err
 		}
@@ -214,11 +209,11 @@ func sortedKeys(m map[string]any) []string {
 }
 
 func (t *tree) evalCompare(n *node, v any) (any, error) {
-	l, err := t.eval(t.at(n.left), v)
+	l, err := t.eval(n.left, v)
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.eval(t.at(n.right), v)
+	r, err := t.eval(n.right, v)
 	if err != nil {
 		return nil, err
 	}
@@ -251,21 +246,19 @@ func (t *tree) evalCompare(n *node, v any) (any, error) {
 }
 
 func (t *tree) evalFunction(n *node, v any) (any, error) {
-	args := make([]any, n.count())
-	k := 0
-	for i := n.left; i != 0; i, k = t.nodes[i].next, k+1 {
-		c := &t.nodes[i]
+	args := make([]any, len(n.children))
+	for i, c := range n.children {
 		if c.kind == nExpref {
-			args[k] = &ExpRef{t: t, n: c.left}
+			args[i] = &ExpRef{t: t, n: c.left}
 			continue
 		}
 		r, err := t.eval(c, v)
 		if err != nil {
 			return nil, err
 		}
-		args[k] = r
+		args[i] = r
 	}
-	return call(t.fn(n), args)
+	return call(n.fn, args)
 }
 
 // slice follows Python's slice semantics, as jmespath.py does.
@@ -331,18 +324,16 @@ func copyValue(v any) any {
 	return v
 }
 
-// chain applies the elements of a subexpression from node i on, each to
-// the result of the one before.
-func (t *tree) chain(i int32, v any) (any, error) {
+// chain applies the elements of a subexpression, each to the result of
+// the one before.
+func (t *tree) chain(elems []*node, v any) (any, error) {
 	var err error
-	for i != 0 {
-		c := &t.nodes[i]
+	for _, c := range elems {
 		if r, ok := t.field(c, v); ok {
 			v = r
 		} else if v, err = t.eval(c, v); err != nil {
 			return nil, err
 		}
-		i = c.next
 	}
 	return v, nil
 }

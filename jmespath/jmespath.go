@@ -1,9 +1,6 @@
 package jmespath
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // Expression is a compiled JMESPath expression. It holds no mutable state:
 // one Expression may be searched from many goroutines at once.
@@ -11,7 +8,6 @@ type Expression struct {
 	src    string
 	tree   tree
 	strict tree  // tree, with strict set: what SearchJSON evaluates
-	root   *node // tree.root(), kept for Search
 	plan   *plan // how SearchJSON follows paths in raw bytes; nil: it decodes them
 }
 
@@ -31,20 +27,12 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 		}
 		fns = cfg.fns
 	}
-	// Names are found by int32 offsets in the expression followed by the
-	// unescaped quoted names, which are shorter than their source.
-	if len(expr) > math.MaxInt32/2 {
-		return nil, &SyntaxError{Expression: expr, Msg: "expression too long"}
-	}
 	t, err := parse(expr, fns)
 	if err != nil {
 		return nil, err
 	}
-	e = &Expression{src: expr, tree: t}
-	e.root = e.tree.root()
-	e.strict = e.tree
+	e = &Expression{src: expr, tree: t, strict: t, plan: planPath(t.root)}
 	e.strict.strict = true
-	e.plan = planPath(&e.tree)
 	return e, nil
 }
 
@@ -66,17 +54,18 @@ func (e *Expression) String() string { return e.src }
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
 	// A name or a literal, alone, needs no call of eval.
-	if r, ok := e.tree.field(e.root, data); ok {
+	root := e.tree.root
+	if r, ok := e.tree.field(root, data); ok {
 		return r, nil
 	}
-	if e.root.kind == nLiteral {
-		return copyValue(e.tree.lit(e.root)), nil
+	if root.kind == nLiteral {
+		return copyValue(root.value), nil
 	}
 	if e.tree.simple {
-		return e.tree.eval(e.root, data)
+		return e.tree.eval(root, data)
 	}
 	defer guard(&err)
-	return e.tree.eval(e.root, data)
+	return e.tree.eval(root, data)
 }
 
 // guard turns a panic inside this package into an error, as a last

@@ -16,7 +16,7 @@ const (
 	tEOF tokenKind = iota
 	tUnquoted
 	tQuoted
-	tLiteral // `json` or 'raw string'; value in token.lit
+	tLiteral // `json` or 'raw string'
 	tNumber
 	tDot
 	tStar
@@ -26,7 +26,7 @@ const (
 	tRbracket
 	tFilter  // [?
 	tFlatten // []
-	tIndex   // [n]; n in token.val
+	tIndex   // [n]
 	tLbrace
 	tRbrace
 	tLparen
@@ -57,30 +57,22 @@ var tokenNames = [...]string{
 
 func (k tokenKind) String() string { return tokenNames[k] }
 
-// token holds no pointers, so that the parser can copy tokens around freely
-// (no write barriers); its source is src[pos:end]. The value of a literal
-// or of a quoted name that needed unescaping is lexer.vals[val]; a number's
-// value is val itself.
+// token is one token; its source is src[pos:end].
 type token struct {
 	kind     tokenKind
-	pos, end int32
-	val      int32 // index in lexer.vals, or -1; for tNumber, the number
+	pos, end int
+	num      int    // tNumber, tIndex: the number (see readInt)
+	name     string // tUnquoted, tQuoted: the name, unescaped
+	value    any    // tLiteral: the value
 }
 
 // lexer turns an expression into tokens one at a time, on demand, without
 // regular expressions and without allocating except for escaped names and
 // literal values.
 type lexer struct {
-	src  string
-	pos  int
-	vals []any
-	err  error // why the lexer stopped, once it returned tError
-}
-
-// keep records a token's value and returns its index for token.val.
-func (lx *lexer) keep(v any) int32 {
-	lx.vals = append(lx.vals, v)
-	return int32(len(lx.vals) - 1)
+	src string
+	pos int
+	err error // why the lexer stopped, once it returned tError
 }
 
 func (lx *lexer) errorf(pos int, msg string) error {
@@ -89,7 +81,7 @@ func (lx *lexer) errorf(pos int, msg string) error {
 
 func (lx *lexer) emit(kind tokenKind, start, end int) token {
 	lx.pos = end
-	return token{kind: kind, pos: int32(start), end: int32(end), val: -1}
+	return token{kind: kind, pos: start, end: end}
 }
 
 // fail records why the lexer stopped at pos, and returns the tError token
@@ -102,7 +94,7 @@ func (lx *lexer) fail(pos int, msg string) token {
 func (lx *lexer) check(t token, err error) token {
 	if err != nil {
 		lx.err = err
-		return token{kind: tError, pos: int32(lx.pos), val: -1}
+		return token{kind: tError, pos: lx.pos}
 	}
 	return t
 }
@@ -113,17 +105,6 @@ func (lx *lexer) peek() byte {
 		return lx.src[lx.pos+1]
 	}
 	return 0
-}
-
-// text returns a name's text.
-func (lx *lexer) text(t token) string {
-	switch {
-	case t.val >= 0:
-		return lx.vals[t.val].(string)
-	case t.kind == tQuoted:
-		return lx.src[t.pos+1 : t.end-1]
-	}
-	return lx.src[t.pos:t.end]
 }
 
 // scan returns the next token; at the end it returns tEOF, every time.
@@ -144,7 +125,7 @@ func (lx *lexer) scan() token {
 			end++
 		}
 		lx.pos = end
-		return token{kind: tUnquoted, pos: int32(p), end: int32(end), val: -1}
+		return token{kind: tUnquoted, pos: p, end: end, name: src[p:end]}
 	case c == '-' || isDigit(c):
 		return lx.number()
 	}
@@ -212,7 +193,7 @@ func (lx *lexer) number() token {
 		return lx.fail(start, msg+hyphenHint(lx.src, start))
 	}
 	lx.pos = end
-	return token{kind: tNumber, pos: int32(start), end: int32(end), val: val}
+	return token{kind: tNumber, pos: start, end: end, num: val}
 }
 
 // hyphenHint is what a syntax error at a '-' at src[at] adds when the
@@ -238,7 +219,7 @@ func hyphenHint(src string, at int) string {
 }
 
 // bracket reads the '[' at lx.pos. "[n]", written without spaces, the
-// usual index, is read as one tIndex token with n in its val: one token
+// usual index, is read as one tIndex token with n in its num: one token
 // where "[", "n" and "]" took three.
 func (lx *lexer) bracket() token {
 	p := lx.pos
@@ -251,7 +232,7 @@ func (lx *lexer) bracket() token {
 		val, end, msg := readInt(lx.src, p+1)
 		if msg == "" && end < len(lx.src) && lx.src[end] == ']' {
 			lx.pos = end + 1
-			return token{kind: tIndex, pos: int32(p), end: int32(end + 1), val: val}
+			return token{kind: tIndex, pos: p, end: end + 1, num: val}
 		}
 	}
 	return lx.emit(tLbracket, p, p+1)
@@ -262,7 +243,7 @@ func (lx *lexer) bracket() token {
 // slice bound, and no array has 2^31 elements, so the clamped value selects
 // what the written one would. msg says why text is not a number; numbers
 // beyond int64 are refused, as strconv.Atoi would.
-func readInt(src string, start int) (val int32, end int, msg string) {
+func readInt(src string, start int) (val, end int, msg string) {
 	end = start
 	neg := src[end] == '-'
 	if neg {
@@ -285,9 +266,9 @@ func readInt(src string, start int) (val int32, end int, msg string) {
 		return 0, end, "'-' must be followed by digits"
 	}
 	if neg {
-		return int32(-int64(min(v, -math.MinInt32))), end, ""
+		return -int(min(v, -math.MinInt32)), end, ""
 	}
-	return int32(min(v, math.MaxInt32)), end, ""
+	return int(min(v, math.MaxInt32)), end, ""
 }
 
 // delimited returns the text between the delimiter at lx.pos and the next
@@ -314,13 +295,12 @@ func (lx *lexer) quoted() (token, error) {
 	if err != nil {
 		return token{}, err
 	}
-	t := token{kind: tQuoted, pos: int32(start), end: int32(lx.pos), val: -1}
+	t := token{kind: tQuoted, pos: start, end: lx.pos, name: text}
 	if escaped || !isPlainJSONString(text) {
-		s, ok := unquoteJSON(`"` + text + `"`)
-		if !ok {
+		var ok bool
+		if t.name, ok = unquoteJSON(`"` + text + `"`); !ok {
 			return token{}, lx.errorf(start, "invalid quoted identifier")
 		}
-		t.val = lx.keep(s)
 	}
 	return t, nil
 }
@@ -336,7 +316,7 @@ func (lx *lexer) rawString() (token, error) {
 	if escaped {
 		text = strings.ReplaceAll(text, `\'`, `'`)
 	}
-	return token{kind: tLiteral, pos: int32(start), end: int32(lx.pos), val: lx.keep(text)}, nil
+	return token{kind: tLiteral, pos: start, end: lx.pos, value: text}, nil
 }
 
 // literal decodes `json`. As in jmespath.py, text that is not JSON is tried
@@ -358,7 +338,7 @@ func (lx *lexer) literal() (token, error) {
 		}
 		v = s
 	}
-	return token{kind: tLiteral, pos: int32(start), end: int32(lx.pos), val: lx.keep(v)}, nil
+	return token{kind: tLiteral, pos: start, end: lx.pos, value: v}, nil
 }
 
 // unquoteJSON decodes the JSON string q, quotes included.

@@ -58,7 +58,7 @@ func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) 
 			return nil, jsonError(err)
 		}
 		for i, e := range exprs {
-			if results[i], err = e.strict.eval(e.strict.root(), doc); err != nil {
+			if results[i], err = e.strict.eval(e.strict.root, doc); err != nil {
 				return nil, err
 			}
 		}
@@ -84,10 +84,10 @@ func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) 
 // the expression's value.
 type plan struct {
 	paths [][]strictjson.Step
-	// rest, with one path, is the element of the root chain evaluated
-	// after it, on what it selects (0: none): the multi-select in
+	// rest, with one path, holds the elements of the root chain
+	// evaluated after it, on what it selects: the multi-select in
 	// `powertools_json(body).[amount, currency]`.
-	rest int32
+	rest []*node
 	// list is set when the chain is followed by a multi-select list of
 	// paths, such as `powertools_json(body).[amount, currency]`: then
 	// paths[0] is the chain, ending in a Type step, and each other path is
@@ -106,7 +106,7 @@ func (p *plan) result(e *Expression, values []any) (any, error) {
 			return nil, nil
 		}
 		return append([]any(nil), values[1:]...), nil
-	case p.rest != 0:
+	case p.rest != nil:
 		return e.strict.chain(p.rest, values[0])
 	}
 	return values[0], nil
@@ -114,20 +114,19 @@ func (p *plan) result(e *Expression, values []any) (any, error) {
 
 // planPath returns the plan of an expression that starts with a chain of
 // fields, indexes and powertools_json calls, or nil.
-func planPath(t *tree) *plan {
-	root := t.root()
+func planPath(root *node) *plan {
 	if root.kind != nSubexpr {
-		if steps, ok := appendPath(t, nil, root); ok && len(steps) > 0 {
+		if steps, ok := appendPath(nil, root); ok && len(steps) > 0 {
 			return &plan{paths: [][]strictjson.Step{steps}}
 		}
 		return nil
 	}
 	var steps []strictjson.Step
-	var rest int32
-	for i := root.left; i != 0; i = t.nodes[i].next {
-		more, ok := appendPath(t, steps, &t.nodes[i])
+	var rest []*node
+	for i, c := range root.children {
+		more, ok := appendPath(steps, c)
 		if !ok {
-			rest = i
+			rest = root.children[i:]
 			break
 		}
 		steps = more
@@ -135,8 +134,8 @@ func planPath(t *tree) *plan {
 	switch {
 	case len(steps) == 0:
 		return nil
-	case rest != 0:
-		if p := planList(t, steps, rest); p != nil {
+	case len(rest) == 1:
+		if p := planList(steps, rest[0]); p != nil {
 			return p
 		}
 	}
@@ -148,15 +147,14 @@ func planPath(t *tree) *plan {
 // paths of fields and indexes, or nil. (A powertools_json call in an
 // element could fail where the chain selects null, whose multi-select is
 // null without evaluating anything.)
-func planList(t *tree, chain []strictjson.Step, list int32) *plan {
-	n := t.at(list)
-	if n.kind != nMultiList || n.next != 0 {
+func planList(chain []strictjson.Step, list *node) *plan {
+	if list.kind != nMultiList {
 		return nil
 	}
 	probe := append(chain[:len(chain):len(chain)], strictjson.Step{Kind: strictjson.Type})
 	p := &plan{paths: [][]strictjson.Step{probe}, list: true}
-	for i := n.left; i != 0; i = t.nodes[i].next {
-		elem, ok := appendPath(t, chain[:len(chain):len(chain)], &t.nodes[i])
+	for _, c := range list.children {
+		elem, ok := appendPath(chain[:len(chain):len(chain)], c)
 		if !ok || len(elem) == len(chain) || slices.ContainsFunc(elem[len(chain):], isDocument) {
 			return nil
 		}
@@ -190,26 +188,28 @@ func jsonError(err error) error {
 	return &InvalidValueError{Msg: "ambiguous JSON document", Err: err}
 }
 
-func appendPath(t *tree, steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {
+func appendPath(steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {
 	ok := true
 	switch n.kind {
 	case nCurrent:
 	case nField:
-		steps = append(steps, strictjson.Step{Kind: strictjson.Member, Name: t.name(n)})
+		steps = append(steps, strictjson.Step{Kind: strictjson.Member, Name: n.name})
 	case nSubexpr:
-		for i := n.left; i != 0 && ok; i = t.nodes[i].next {
-			steps, ok = appendPath(t, steps, &t.nodes[i])
+		for _, c := range n.children {
+			if steps, ok = appendPath(steps, c); !ok {
+				break
+			}
 		}
 	case nIndex:
-		if n.index() < 0 {
+		if n.index < 0 {
 			return nil, false
 		}
-		steps = append(steps, strictjson.Step{Kind: strictjson.Index, Index: n.index()})
+		steps = append(steps, strictjson.Step{Kind: strictjson.Index, Index: n.index})
 	case nFunction:
-		if t.fn(n) != powertoolsJSON || n.count() != 1 {
+		if n.fn != powertoolsJSON || len(n.children) != 1 {
 			return nil, false
 		}
-		if steps, ok = appendPath(t, steps, t.at(n.left)); ok {
+		if steps, ok = appendPath(steps, n.children[0]); ok {
 			steps = append(steps, strictjson.Step{Kind: strictjson.Document})
 		}
 	default:
