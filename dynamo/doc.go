@@ -3,8 +3,9 @@
 //
 // The table layout is the one Powertools for AWS Lambda uses (attribute
 // names "id", "expiration", "in_progress_expiration", "status", "data",
-// "validation"), plus "lease_token" and "response_omitted", so a table made
-// for Powertools in another language serves Go functions too. The item
+// "validation"), plus "lease_token", "response_omitted" and
+// "completed_at", so a table made for Powertools in another language
+// serves Go functions too. The item
 // layout and the condition of every request are described in
 // docs/record-format.md in the repository.
 //

@@ -58,6 +58,9 @@ func (o *Options) encode(rec *idempotency.Record) map[string]types.AttributeValu
 	if rec.ResponseOmitted {
 		item[o.ResponseOmittedAttr] = &types.AttributeValueMemberBOOL{Value: true}
 	}
+	if !rec.CompletedAt.IsZero() {
+		item[o.CompletedAtAttr] = number(rec.CompletedAt.UnixMilli())
+	}
 	return item
 }
 
@@ -94,6 +97,9 @@ func (o *Options) decode(key string, item map[string]types.AttributeValue) (*ide
 		return nil, corrupted("%v", err)
 	}
 	if rec.LeaseEnd, err = epoch(item, o.LeaseEndAttr, time.UnixMilli); err != nil {
+		return nil, corrupted("%v", err)
+	}
+	if rec.CompletedAt, err = epoch(item, o.CompletedAtAttr, time.UnixMilli); err != nil {
 		return nil, corrupted("%v", err)
 	}
 	if rec.LeaseToken, err = str(item, o.LeaseTokenAttr, false); err != nil {

@@ -59,6 +59,9 @@ type Options struct {
 	// ResponseOmittedAttr holds Record.ResponseOmitted (BOOL), written only
 	// when true. Default "response_omitted".
 	ResponseOmittedAttr string
+	// CompletedAtAttr holds Record.CompletedAt in epoch milliseconds (N),
+	// written on COMPLETED records. Default "completed_at".
+	CompletedAtAttr string
 }
 
 // options returns the defaults, changed by optFns, or a
@@ -75,6 +78,7 @@ func options(optFns []func(*Options)) (Options, error) {
 		ValidationAttr:      "validation",
 		LeaseTokenAttr:      "lease_token",
 		ResponseOmittedAttr: "response_omitted",
+		CompletedAtAttr:     "completed_at",
 	}
 	for _, fn := range optFns {
 		fn(&o)
@@ -94,6 +98,7 @@ func options(optFns []func(*Options)) (Options, error) {
 		{"ValidationAttr", o.ValidationAttr},
 		{"LeaseTokenAttr", o.LeaseTokenAttr},
 		{"ResponseOmittedAttr", o.ResponseOmittedAttr},
+		{"CompletedAtAttr", o.CompletedAtAttr},
 	}
 	if o.SortKeyAttr != "" {
 		attrs = append(attrs, struct{ name, value string }{"SortKeyAttr", o.SortKeyAttr})

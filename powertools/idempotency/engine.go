@@ -66,6 +66,9 @@ type result struct {
 	response []byte
 	key      string // "" when the invocation ran without idempotency
 	outcome  Outcome
+	// completedAt is, for a replay, when the replayed record became
+	// COMPLETE (zero when it does not say).
+	completedAt time.Time
 }
 
 // replayed reports whether the response came from a record, not from fn.
@@ -103,8 +106,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
 		cp := *rec // the hook gets its own copy, not the cache's
-		resp, outcome, err := e.replay(ctx, key, &cp, hash)
-		return result{response: resp, key: key, outcome: outcome}, err
+		return e.replay(ctx, &cp, hash)
 	}
 
 	l := &lease{rec: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(), PayloadHash: hash}}
@@ -123,22 +125,17 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			break
 		}
 		if existing.Live(now) {
-			var resp []byte
-			var outcome Outcome
 			if existing.Status == StatusUncertain {
-				resp, outcome, err = e.resolve(ctx, existing, hash, payload, fn, now)
-			} else {
-				resp, outcome, err = e.duplicate(ctx, key, existing, hash)
+				return e.resolve(ctx, existing, hash, payload, fn, now)
 			}
-			return result{response: resp, key: key, outcome: outcome}, err
+			return e.duplicate(ctx, existing, hash)
 		}
 		if attempt == acquireAttempts {
 			return result{key: key, outcome: OutcomeStoreError}, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive}
 		}
 		now = e.now()
 	}
-	resp, outcome, err := e.own(ctx, l, payload, fn)
-	return result{response: resp, key: key, outcome: outcome}, err
+	return e.own(ctx, l, payload, fn)
 }
 
 // read returns what the key and the validation expressions select in
@@ -207,34 +204,39 @@ func (e *engine) leaseEnd(ctx context.Context, now time.Time) time.Time {
 // A payload conflict is reported first, whatever the record's state: a
 // different request reusing a key is a client bug worth surfacing even
 // while the first request is still running.
-func (e *engine) duplicate(ctx context.Context, key string, existing *Record, hash string) ([]byte, Outcome, error) {
+func (e *engine) duplicate(ctx context.Context, existing *Record, hash string) (result, error) {
+	key := existing.Key
 	switch existing.Status {
 	case StatusComplete:
 		e.cache.put(existing)
-		return e.replay(ctx, key, existing, hash)
+		return e.replay(ctx, existing, hash)
 	case StatusInProgress:
 		if err := e.checkPayload(key, existing, hash); err != nil {
-			return nil, OutcomeConflict, err
+			return result{key: key, outcome: OutcomeConflict}, err
 		}
-		return nil, OutcomeInProgress, &InProgressError{Key: key, LeaseEnd: existing.LeaseEnd}
+		return result{key: key, outcome: OutcomeInProgress}, &InProgressError{Key: key, LeaseEnd: existing.LeaseEnd}
 	}
-	return nil, OutcomeStoreError, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}
+	return result{key: key, outcome: OutcomeStoreError}, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}
 }
 
-// replay returns the response stored in rec, the COMPLETE record of key,
-// after checking the payload. An error of the replay hook is a replay's.
-func (e *engine) replay(ctx context.Context, key string, rec *Record, hash string) ([]byte, Outcome, error) {
-	if err := e.checkPayload(key, rec, hash); err != nil {
-		return nil, OutcomeConflict, err
+// replay returns the response stored in rec, a COMPLETE record, after
+// checking the payload. An error of the replay hook is a replay's.
+func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, error) {
+	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
+	if err := e.checkPayload(rec.Key, rec, hash); err != nil {
+		return result{key: rec.Key, outcome: OutcomeConflict}, err
 	}
 	if rec.ResponseOmitted {
-		return nil, OutcomeNotStored, &ResponseNotStoredError{Key: key}
+		res.outcome = OutcomeNotStored
+		return res, &ResponseNotStoredError{Key: rec.Key}
 	}
-	if e.replayHook != nil {
-		resp, err := e.replayHook(ctx, rec)
-		return resp, OutcomeReplayed, err
+	if e.replayHook == nil {
+		res.response = rec.Response
+		return res, nil
 	}
-	return rec.Response, OutcomeReplayed, nil
+	var err error
+	res.response, err = e.replayHook(ctx, rec)
+	return res, err
 }
 
 // replayFunc is a replay hook on encoded responses: it returns the response
@@ -253,7 +255,7 @@ func (e *engine) checkPayload(key string, rec *Record, hash string) error {
 
 // own runs fn while holding the lease l, then completes or releases the
 // record, or keeps it UNCERTAIN when fn says its outcome is unknown.
-func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]byte, Outcome, error) {
+func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) (result, error) {
 	// fn and the writes after it share the invocation's context, which
 	// carries the writes fn staged to the store's Complete.
 	ctx = e.invocation(ctx, l)
@@ -267,28 +269,29 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) ([]
 	}()
 	resp, err := fn(ctx, payload)
 	returned = true
+	key := l.rec.Key
 
 	if encErr, ok := err.(*encodeError); ok {
 		// The effect has happened: the key completes, with no response.
 		outcome, err := e.complete(writeContext(ctx), l, nil, true)
 		if err != nil {
-			return nil, outcome, err
+			return result{key: key, outcome: outcome}, err
 		}
-		return nil, outcome, encErr.err
+		return result{key: key, outcome: outcome}, encErr.err
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*UncertainError](err); ok {
 			e.hold(writeContext(ctx), l)
-			return nil, OutcomeUncertain, err
+			return result{key: key, outcome: OutcomeUncertain}, err
 		}
 		e.release(writeContext(ctx), l)
-		return nil, OutcomeReleased, err
+		return result{key: key, outcome: OutcomeReleased}, err
 	}
 	outcome, err := e.complete(writeContext(ctx), l, resp, false)
 	if err != nil {
-		return nil, outcome, err
+		return result{key: key, outcome: outcome}, err
 	}
-	return resp, outcome, nil
+	return result{response: resp, key: key, outcome: outcome}, nil
 }
 
 // writeContext is the context for the writes after the handler: they are
@@ -311,14 +314,16 @@ func writeContext(ctx context.Context) context.Context {
 // may not have, and saying it did would be a lie.
 func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bool) (Outcome, error) {
 	rec := &l.rec
+	now := e.now()
 	*rec = Record{
 		Key:             rec.Key,
 		Status:          StatusComplete,
-		Expiry:          e.now().Add(e.expiresAfter),
+		Expiry:          now.Add(e.expiresAfter),
 		LeaseToken:      rec.LeaseToken,
 		Response:        resp,
 		ResponseOmitted: omitted,
 		PayloadHash:     rec.PayloadHash,
+		CompletedAt:     now,
 	}
 	err := e.store.Complete(ctx, rec)
 	if errors.Is(err, ErrRecordTooLarge) {
@@ -339,9 +344,9 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 	}
 	if errors.Is(err, ErrLeaseLost) {
 		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the handler finished; another invocation took the key, so the effect may have run twice", "key", rec.Key)
-	} else {
-		e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
+		return OutcomeLeaseLost, nil
 	}
+	e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
 	return OutcomeNew, nil
 }
 
@@ -357,6 +362,7 @@ func (e *engine) notCommitted(ctx context.Context, l *lease, commit *CommitError
 		return OutcomeReleased, commit.Err
 	case CommitLeaseLost:
 		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the commit: NOTHING WAS COMMITTED, neither the handler's staged writes nor its response; another invocation holds the key", "key", key, "error", commit)
+		return OutcomeLeaseLost, &PersistenceError{Op: "complete", Key: key, Err: commit}
 	default:
 		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", key, "error", commit)
 	}

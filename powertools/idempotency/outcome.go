@@ -10,8 +10,8 @@ import (
 type Outcome string
 
 // The outcomes, one per invocation. The handler ran for OutcomeNew,
-// OutcomeReleased, OutcomeNoKey and, when it returned an [Uncertain] error,
-// OutcomeUncertain; for no other.
+// OutcomeReleased, OutcomeLeaseLost, OutcomeNoKey and, when it returned an
+// [Uncertain] error, OutcomeUncertain; for no other.
 const (
 	// OutcomeNew: a first call; the handler succeeded and its response
 	// was stored (or could not be, which is logged). When its result could
@@ -38,6 +38,13 @@ const (
 	// stored record cannot be read ([*PersistenceError],
 	// [*CorruptedRecordError]).
 	OutcomeStoreError Outcome = "store_error"
+	// OutcomeLeaseLost: the handler ran, but its lease ended before it
+	// finished and another invocation took the key, so the effect may
+	// have run twice; raise the function's timeout or the lease. The
+	// caller got the handler's response, or, when the store commits the
+	// handler's staged writes with the record, a [*PersistenceError]:
+	// nothing was committed.
+	OutcomeLeaseLost Outcome = "lease_lost"
 	// OutcomeNotStored: a duplicate of a success whose response was too
 	// large to store ([*ResponseNotStoredError]).
 	OutcomeNotStored Outcome = "not_stored"
@@ -60,6 +67,10 @@ type Observation struct {
 	// Duration is the invocation's time in the middleware, the handler's
 	// included, on the wrapper's clock (see [WithClock]).
 	Duration time.Duration
+	// CompletedAt is, for OutcomeReplayed, when the replayed response was
+	// stored ([Record.CompletedAt]): the replay's age is the time since.
+	// Zero otherwise, and for records that do not say.
+	CompletedAt time.Time
 }
 
 // WithObserver sets a function told the outcome of every invocation, after
@@ -79,5 +90,9 @@ func (e *engine) observe(ctx context.Context, start time.Time, res result, err e
 	if e.observer == nil {
 		return
 	}
-	e.observer(ctx, Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.now().Sub(start)})
+	o := Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.now().Sub(start)}
+	if res.outcome == OutcomeReplayed {
+		o.CompletedAt = res.completedAt
+	}
+	e.observer(ctx, o)
 }

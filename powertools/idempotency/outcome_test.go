@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,9 @@ func TestObserverOutcomes(t *testing.T) {
 		{name: "store error", store: func(s *idempotencytest.Store) idempotency.Store {
 			return &failingStore{Store: s, fail: map[string]error{"acquire": errors.New("unreachable")}}
 		}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeStoreError, keyed: true, failed: true},
+		{name: "lease lost", store: func(s *idempotencytest.Store) idempotency.Store {
+			return &failingStore{Store: s, fail: map[string]error{"complete": fmt.Errorf("fake: %w", idempotency.ErrLeaseLost)}}
+		}, event: `{"order_id":"o-1","amount":1}`, want: idempotency.OutcomeLeaseLost, keyed: true},
 		{name: "corrupted record", store: func(s *idempotencytest.Store) idempotency.Store {
 			s.Put(&idempotency.Record{Key: keyOf("o-1"), Status: "PAUSED", Expiry: time.Now().Add(time.Hour)})
 			return s
@@ -122,6 +126,35 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestObserverReplayAge checks that a replay's observation says when the
+// replayed response was stored, from the store and from the local cache,
+// and that no other outcome does.
+func TestObserverReplayAge(t *testing.T) {
+	for _, cached := range []bool{false, true} {
+		f := newFixture(t, nil)
+		var seen []idempotency.Observation
+		opts := []idempotency.Option{idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithClock(f.clock.Now),
+			idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o) })}
+		if cached {
+			opts = append(opts, idempotency.WithLocalCache(10))
+		}
+		h := idempotency.Wrap(f.store, func(_ context.Context, o order) (receipt, error) { return receipt{OrderID: o.OrderID}, nil }, opts...)
+		stored := f.clock.Now()
+		for range 2 {
+			if _, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`)); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Advance(time.Minute)
+		}
+		if len(seen) != 2 || !seen[0].CompletedAt.IsZero() || seen[1].Outcome != idempotency.OutcomeReplayed || !seen[1].CompletedAt.Equal(stored) {
+			t.Errorf("cache %v: observed %+v; want a first call without CompletedAt, then a replay stored at %v", cached, seen, stored)
+		}
+		if recs := f.store.Records(); len(recs) != 1 || !recs[0].CompletedAt.Equal(stored) {
+			t.Errorf("cache %v: records %+v, want one with CompletedAt %v", cached, recs, stored)
+		}
+	}
 }
 
 // TestObserverEncodeFailure covers a function whose result cannot be

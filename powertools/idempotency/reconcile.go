@@ -52,17 +52,18 @@ func WithReconcile[Out any](fn func(ctx context.Context, key string) (result Out
 }
 
 // resolve answers a duplicate of the UNCERTAIN record existing.
-func (e *engine) resolve(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) ([]byte, Outcome, error) {
+func (e *engine) resolve(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) (result, error) {
 	key := existing.Key
 	if err := e.checkPayload(key, existing, hash); err != nil {
-		return nil, OutcomeConflict, err
+		return result{key: key, outcome: OutcomeConflict}, err
 	}
+	uncertain := result{key: key, outcome: OutcomeUncertain}
 	store, ok := e.store.(UncertainStore)
 	if e.reconcile == nil || !ok {
-		return nil, OutcomeUncertain, &UncertainError{Key: key}
+		return uncertain, &UncertainError{Key: key}
 	}
 	if now.Before(existing.LeaseEnd) {
-		return nil, OutcomeUncertain, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
+		return uncertain, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
 	}
 	l := &lease{rec: Record{
 		Key:         key,
@@ -77,23 +78,23 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 	if err := store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			// Another invocation reclaimed it first and is reconciling.
-			return nil, OutcomeUncertain, &UncertainError{Key: key}
+			return uncertain, &UncertainError{Key: key}
 		}
-		return nil, OutcomeStoreError, storeError("reclaim", key, err)
+		return result{key: key, outcome: OutcomeStoreError}, storeError("reclaim", key, err)
 	}
 	resp, happened, err := e.reconcile(withKey(ctx, key), key)
 	switch {
 	case err != nil:
 		e.hold(writeContext(ctx), l)
-		return nil, OutcomeUncertain, &UncertainError{Key: key, Err: err}
+		return uncertain, &UncertainError{Key: key, Err: err}
 	case happened:
 		// The effect happened: the reconciled result is stored and
 		// returned as a replay would be.
 		outcome, err := e.complete(writeContext(ctx), l, resp, false)
 		if err != nil {
-			return nil, outcome, err
+			return result{key: key, outcome: outcome}, err
 		}
-		return resp, OutcomeReplayed, nil
+		return result{response: resp, key: key, outcome: OutcomeReplayed, completedAt: l.rec.CompletedAt}, nil
 	}
 	return e.own(ctx, l, payload, fn)
 }

@@ -47,6 +47,10 @@ type Record struct {
 	// PayloadHash is the hash of the validated part of the event, when
 	// payload validation is on.
 	PayloadHash string
+	// CompletedAt is when the record became COMPLETE: how old a replayed
+	// response is. Stored with millisecond precision; zero on other
+	// records, and on records of writers that do not store it.
+	CompletedAt time.Time
 }
 
 // Live reports whether r still holds its key at now: a COMPLETE or

@@ -57,6 +57,7 @@ func completed(rec *idempotency.Record, response string) *idempotency.Record {
 	c := *rec
 	c.Status = idempotency.StatusComplete
 	c.Response = []byte(response)
+	c.CompletedAt = rec.LeaseEnd.Add(-250 * time.Millisecond)
 	return &c
 }
 
@@ -104,7 +105,7 @@ func wantRecord(t *testing.T, what string, got, want *idempotency.Record) {
 	if got.Key != want.Key || got.Status != want.Status || !got.Expiry.Equal(want.Expiry) ||
 		!got.LeaseEnd.Equal(want.LeaseEnd) || got.LeaseToken != want.LeaseToken ||
 		!bytes.Equal(got.Response, want.Response) || got.ResponseOmitted != want.ResponseOmitted ||
-		got.PayloadHash != want.PayloadHash {
+		got.PayloadHash != want.PayloadHash || !got.CompletedAt.Equal(want.CompletedAt) {
 		t.Fatalf("%s =\n\t%+v\nwant\n\t%+v", what, got, want)
 	}
 }
