@@ -82,25 +82,14 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 
 // do runs fn under idempotency for the event payload.
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
-	keyValue, validated, err := e.read(payload)
+	key, hash, fail, err := e.identify(payload)
 	if err != nil {
-		return result{outcome: OutcomeInvalidEvent}, err
+		return result{outcome: fail}, err
 	}
-	if missing(keyValue) {
-		if e.keyRequired {
-			return result{outcome: OutcomeMissingKey}, &MissingKeyError{Expression: e.keyExpr.String()}
-		}
+	if key == "" {
 		e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
 		resp, err := fn(withoutKey(ctx), payload)
 		return result{response: resp, outcome: OutcomeNoKey}, unwrapEncode(err)
-	}
-	key, err := keyFor(e.prefix, keyValue)
-	if err != nil {
-		return result{outcome: OutcomeInvalidEvent}, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
-	}
-	hash, err := e.payloadHash(validated)
-	if err != nil {
-		return result{key: key, outcome: OutcomeInvalidEvent}, err
 	}
 
 	now := e.now()
@@ -136,6 +125,29 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		now = e.now()
 	}
 	return e.own(ctx, l, payload, fn)
+}
+
+// identify returns the key and the payload hash of payload, before any
+// store call; the key is "" when the event has no key and none is
+// required. An error comes with the outcome it makes.
+func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err error) {
+	keyValue, validated, err := e.read(payload)
+	if err != nil {
+		return "", "", OutcomeInvalidEvent, err
+	}
+	if missing(keyValue) {
+		if e.keyRequired {
+			return "", "", OutcomeMissingKey, &MissingKeyError{Expression: e.keyExpr.String()}
+		}
+		return "", "", "", nil
+	}
+	if key, err = keyFor(e.prefix, keyValue); err != nil {
+		return "", "", OutcomeInvalidEvent, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
+	}
+	if hash, err = e.payloadHash(validated); err != nil {
+		return "", "", OutcomeInvalidEvent, err
+	}
+	return key, hash, "", nil
 }
 
 // read returns what the key and the validation expressions select in

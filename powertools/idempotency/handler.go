@@ -67,6 +67,23 @@ func (h *Handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return res.response, nil
 }
 
+// KeyOf returns the idempotency key and the payload hash (empty without
+// payload validation) that an invocation with event would use, computed
+// as Invoke computes them, without a store call or running the handler:
+// the key to look a record up by, in a test or an operator's tool. The
+// key is "" when the event has none and none is required. Its errors are
+// the ones Invoke returns for such an event: [*InvalidEventError],
+// [*MissingKeyError], or a [*ConfigError] for the zero Handler. A
+// disabled Handler computes them too (with an empty key prefix when it
+// has none).
+func (h *Handler) KeyOf(event []byte) (key, payloadHash string, err error) {
+	if h == nil || h.engine == nil {
+		return "", "", &ConfigError{Name: "Handler", Err: errors.New("not built with Wrap or New")}
+	}
+	key, payloadHash, _, err = h.engine.identify(event)
+	return key, payloadHash, err
+}
+
 // adapt turns fn into a call on raw JSON. Like aws-lambda-go, it decodes
 // with encoding/json (with e's decoding options) and encodes without HTML
 // escaping, so wrapping a handler does not change its response bytes.

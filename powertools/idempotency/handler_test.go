@@ -61,3 +61,51 @@ func TestReplayDoesNotDecodeTheEvent(t *testing.T) {
 		t.Errorf("event decoded %d times, want once: replays use the raw bytes", n)
 	}
 }
+
+// TestKeyOf checks that KeyOf gives the key and payload hash of the record
+// Invoke writes for the same event, and Invoke's errors for events it
+// refuses, without touching the store.
+func TestKeyOf(t *testing.T) {
+	store := idempotencytest.NewStore()
+	build := func(opts ...idempotency.Option) *idempotency.Handler {
+		return idempotency.Wrap(store, func(_ context.Context, o order) (receipt, error) { return receipt{OrderID: o.OrderID}, nil },
+			append([]idempotency.Option{idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"),
+				idempotency.WithPayloadValidation("amount")}, opts...)...)
+	}
+	h := build()
+	const event = `{"order_id":"o-1","amount":5}`
+	key, hash, err := h.KeyOf([]byte(event))
+	if err != nil || key != keyOf("o-1") || hash == "" || len(store.Records()) != 0 {
+		t.Fatalf("KeyOf = %q, %q, %v with %d records; want %q, a hash, no error, no record", key, hash, err, len(store.Records()), keyOf("o-1"))
+	}
+	if _, err := h.Invoke(context.Background(), []byte(event)); err != nil {
+		t.Fatal(err)
+	}
+	if recs := store.Records(); len(recs) != 1 || recs[0].Key != key || recs[0].PayloadHash != hash {
+		t.Errorf("records %+v, want one with key %q and hash %q", recs, key, hash)
+	}
+
+	tests := []struct {
+		name    string
+		h       *idempotency.Handler
+		event   string
+		wantErr func(error) bool // nil: no key, no error
+	}{
+		{"no key", h, `{"amount":5}`, nil},
+		{"no key, required", build(idempotency.WithKeyRequired(true)), `{"amount":5}`, isA[*idempotency.MissingKeyError]},
+		{"ambiguous", h, `{"order_id":"o-1","ORDER_ID":"o-2"}`, isA[*idempotency.InvalidEventError]},
+		{"not JSON", h, `{"order_id":`, isA[*idempotency.InvalidEventError]},
+		{"zero Handler", &idempotency.Handler{}, event, isA[*idempotency.ConfigError]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key, hash, err := tt.h.KeyOf([]byte(tt.event))
+			switch {
+			case tt.wantErr == nil && (err != nil || key != "" || hash != ""):
+				t.Errorf("KeyOf = %q, %q, %v; want no key and no error", key, hash, err)
+			case tt.wantErr != nil && (!tt.wantErr(err) || key != ""):
+				t.Errorf("KeyOf = %q, %v; want no key and another error", key, err)
+			}
+		})
+	}
+}
