@@ -3,11 +3,10 @@
 //
 // The table layout is the one Powertools for AWS Lambda uses (attribute
 // names "id", "expiration", "in_progress_expiration", "status", "data",
-// "validation"), plus "lease_token", "response_omitted" and
-// "completed_at", so a table made for Powertools in another language
-// serves Go functions too. The item
-// layout and the condition of every request are described in
-// docs/record-format.md in the repository.
+// "validation"), plus "lease_token", "response_omitted", "completed_at"
+// and "invocation_deadline", so a table made for Powertools in another
+// language serves Go functions too. The item layout and the condition of
+// every request are described in docs/record-format.md in the repository.
 //
 // The table is [Options.TableName], by default the value of the
 // environment variable POWERTOOLS_IDEMPOTENCY_TABLE ([TableEnv]). That

@@ -61,6 +61,9 @@ func (o *Options) encode(rec *idempotency.Record) map[string]types.AttributeValu
 	if !rec.CompletedAt.IsZero() {
 		item[o.CompletedAtAttr] = number(rec.CompletedAt.UnixMilli())
 	}
+	if !rec.Deadline.IsZero() {
+		item[o.DeadlineAttr] = number(rec.Deadline.UnixMilli())
+	}
 	return item
 }
 
@@ -100,6 +103,9 @@ func (o *Options) decode(key string, item map[string]types.AttributeValue) (*ide
 		return nil, corrupted("%v", err)
 	}
 	if rec.CompletedAt, err = epoch(item, o.CompletedAtAttr, time.UnixMilli); err != nil {
+		return nil, corrupted("%v", err)
+	}
+	if rec.Deadline, err = epoch(item, o.DeadlineAttr, time.UnixMilli); err != nil {
 		return nil, corrupted("%v", err)
 	}
 	if rec.LeaseToken, err = str(item, o.LeaseTokenAttr, false); err != nil {

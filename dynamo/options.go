@@ -62,6 +62,11 @@ type Options struct {
 	// CompletedAtAttr holds Record.CompletedAt in epoch milliseconds (N),
 	// written on COMPLETED records. Default "completed_at".
 	CompletedAtAttr string
+	// DeadlineAttr holds Record.Deadline in epoch milliseconds (N),
+	// written on the IN_PROGRESS records of functions whose lease outlasts
+	// their deadline (idempotency.WithAbandonPolicy). Default
+	// "invocation_deadline".
+	DeadlineAttr string
 }
 
 // options returns the defaults, changed by optFns, or a
@@ -79,6 +84,7 @@ func options(optFns []func(*Options)) (Options, error) {
 		LeaseTokenAttr:      "lease_token",
 		ResponseOmittedAttr: "response_omitted",
 		CompletedAtAttr:     "completed_at",
+		DeadlineAttr:        "invocation_deadline",
 	}
 	for _, fn := range optFns {
 		fn(&o)
@@ -99,6 +105,7 @@ func options(optFns []func(*Options)) (Options, error) {
 		{"LeaseTokenAttr", o.LeaseTokenAttr},
 		{"ResponseOmittedAttr", o.ResponseOmittedAttr},
 		{"CompletedAtAttr", o.CompletedAtAttr},
+		{"DeadlineAttr", o.DeadlineAttr},
 	}
 	if o.SortKeyAttr != "" {
 		attrs = append(attrs, struct{ name, value string }{"SortKeyAttr", o.SortKeyAttr})

@@ -97,6 +97,10 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 		e.lease = *o.lease
 	}
 
+	if err := e.resolveInProgress(o, d); err != nil {
+		return nil, err
+	}
+
 	if o.cacheSize < 0 {
 		return nil, &ConfigError{Name: "WithLocalCache", Err: errors.New("size must not be negative")}
 	}
@@ -152,6 +156,8 @@ func resolveOptions(opts []Option) (o, d options) {
 	}
 	d.eventKey, d.validation, d.keyPrefix, d.expiresAfter, d.disabled = o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled
 	o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled = nil, nil, nil, nil, nil
+	d.abandon, d.wait, d.leaseBeyond = o.abandon, o.wait, o.leaseBeyond
+	o.abandon, o.wait, o.leaseBeyond = nil, nil, nil
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)

@@ -66,7 +66,10 @@
 // whether the handler ran, what becomes of the record, whether a retry
 // can succeed.
 //
-//   - [*InProgressError]: another invocation holds the key.
+//   - [*InProgressError]: another invocation holds the key (and, with
+//     [WithWaitForInProgress], still held it when the wait ran out).
+//   - [*AbandonedError]: the invocation that held the key ended without
+//     completing, and [AbandonBlock] keeps the key locked.
 //   - [*PayloadConflictError]: payload validation is on
 //     ([WithPayloadValidation]) and this event's validated part differs
 //     from the stored one's, whether that record is COMPLETE or IN_PROGRESS.
@@ -114,6 +117,12 @@
 //     payload validation expression.
 //   - POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER: a Go duration, such as 1h.
 //   - POWERTOOLS_IDEMPOTENCY_KEY_PREFIX: the handler's key prefix.
+//   - POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS: a boolean; see
+//     [WithWaitForInProgress].
+//   - POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY: retry, block or uncertain; see
+//     [WithAbandonPolicy].
+//   - POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE: a Go duration; see
+//     [WithLeaseBeyondDeadline].
 //   - AWS_LAMBDA_FUNCTION_NAME: the handler's key prefix when no other is set.
 //
 // # Zero values

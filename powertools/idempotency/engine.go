@@ -32,6 +32,9 @@ type engine struct {
 	// WithDisallowUnknownFields).
 	useNumber, disallowUnknown bool
 	reconcile                  reconcileFunc // nil: UNCERTAIN records wait for an operator
+	abandon                    AbandonPolicy
+	wait                       bool          // WithWaitForInProgress
+	leaseBeyond                time.Duration // WithLeaseBeyondDeadline
 	cache                      *cache        // nil: off
 	invoker                    Invoker       // store as an Invoker, or nil
 	disabled                   bool
@@ -75,7 +78,8 @@ type result struct {
 func (r result) replayed() bool { return r.outcome == OutcomeReplayed }
 
 // acquireAttempts bounds how often Acquire is retried when the store reports
-// a live record that has in fact expired at our clock.
+// a live record that has in fact expired at our clock, and how often a
+// duplicate that waited tries again to take the key.
 const acquireAttempts = 3
 
 var errStaleLive = errors.New("the store keeps reporting as live a record that has expired")
@@ -102,8 +106,8 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	rec := &l.rec
 	for attempt := 1; ; attempt++ {
 		rec.Expiry = now.Add(e.expiresAfter)
-		rec.LeaseEnd = e.leaseEnd(ctx, now)
-		l.leaseEnd = rec.LeaseEnd
+		l.leaseEnd = e.leaseEnd(ctx, now)
+		e.holdUntil(rec, l.leaseEnd)
 		existing, err := e.store.Acquire(ctx, rec, now)
 		if err != nil {
 			return result{key: key, outcome: OutcomeStoreError}, storeError("acquire", key, err)
@@ -114,10 +118,16 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 			break
 		}
 		if existing.Live(now) {
-			if existing.Status == StatusUncertain {
-				return e.resolve(ctx, existing, hash, payload, fn, now)
+			res, err, again := e.duplicate(ctx, existing, hash, payload, fn, now)
+			if !again || attempt == acquireAttempts {
+				if again {
+					err = &InProgressError{Key: key, LeaseEnd: holderEnd(existing)}
+					res = result{key: key, outcome: OutcomeInProgress}
+				}
+				return res, err
 			}
-			return e.duplicate(ctx, existing, hash)
+			now = e.now()
+			continue
 		}
 		if attempt == acquireAttempts {
 			return result{key: key, outcome: OutcomeStoreError}, &PersistenceError{Op: "acquire", Key: key, Err: errStaleLive}
@@ -200,11 +210,12 @@ func (e *engine) payloadHash(v any) (string, error) {
 	return h, nil
 }
 
-// leaseEnd is the invocation's deadline: past it Lambda has given up on the
-// invocation, so its key may be taken over.
+// leaseEnd is the invocation's deadline (and WithLeaseBeyondDeadline's
+// time past it): past it Lambda has given up on the invocation, so its
+// key may be taken over.
 func (e *engine) leaseEnd(ctx context.Context, now time.Time) time.Time {
 	if d, ok := ctx.Deadline(); ok {
-		return d
+		return d.Add(e.leaseBeyond)
 	}
 	if e.leaseWarned.CompareAndSwap(false, true) {
 		e.log().WarnContext(ctx, "idempotency: the context has no deadline; leases last the WithLease duration", "lease", e.lease)
@@ -212,23 +223,28 @@ func (e *engine) leaseEnd(ctx context.Context, now time.Time) time.Time {
 	return now.Add(e.lease)
 }
 
-// duplicate answers an invocation whose key is held by a live record.
-// A payload conflict is reported first, whatever the record's state: a
-// different request reusing a key is a client bug worth surfacing even
-// while the first request is still running.
-func (e *engine) duplicate(ctx context.Context, existing *Record, hash string) (result, error) {
+// duplicate answers an invocation whose key is held by the live record
+// existing. A payload conflict is reported first, whatever the record's
+// state: a different request reusing a key is a client bug worth
+// surfacing even while the first request is still running. again reports
+// that the key may be free now (see inProgress).
+func (e *engine) duplicate(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) (res result, err error, again bool) {
 	key := existing.Key
 	switch existing.Status {
 	case StatusComplete:
 		e.cache.put(existing)
-		return e.replay(ctx, existing, hash)
+		res, err = e.replay(ctx, existing, hash)
+		return res, err, false
+	case StatusUncertain:
+		res, err = e.resolve(ctx, existing, hash, payload, fn, now)
+		return res, err, false
 	case StatusInProgress:
 		if err := e.checkPayload(key, existing, hash); err != nil {
-			return result{key: key, outcome: OutcomeConflict}, err
+			return result{key: key, outcome: OutcomeConflict}, err, false
 		}
-		return result{key: key, outcome: OutcomeInProgress}, &InProgressError{Key: key, LeaseEnd: existing.LeaseEnd}
+		return e.inProgress(ctx, existing, hash, payload, fn, now)
 	}
-	return result{key: key, outcome: OutcomeStoreError}, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}
+	return result{key: key, outcome: OutcomeStoreError}, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}, false
 }
 
 // replay returns the response stored in rec, a COMPLETE record, after

@@ -27,8 +27,9 @@ type Option func(*options)
 // the built-in default. Settings without a variable given in WithDefaults
 // give way to the same options given outright.
 //
-// A function wrapper reads only POWERTOOLS_IDEMPOTENCY_DISABLED and
-// POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER; its other defaults apply as given.
+// A function wrapper does not read the variables that describe the event
+// (the key and validation expressions) or the key prefix: its defaults for
+// them apply as given.
 func WithDefaults(opts ...Option) Option {
 	opts = append([]Option(nil), opts...)
 	return func(o *options) { o.defaults = append(o.defaults, opts...) }
@@ -55,6 +56,9 @@ type options struct {
 	clock                      func() time.Time
 	logger                     *slog.Logger
 	disabled                   *bool
+	abandon                    *AbandonPolicy
+	wait                       *bool
+	leaseBeyond                *time.Duration
 }
 
 // WithEventKey sets the JMESPath expression that selects the idempotency key

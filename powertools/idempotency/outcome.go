@@ -45,6 +45,10 @@ const (
 	// handler's staged writes with the record, a [*PersistenceError]:
 	// nothing was committed.
 	OutcomeLeaseLost Outcome = "lease_lost"
+	// OutcomeAbandoned: the invocation holding the key ended without
+	// completing, and [AbandonBlock] keeps the key locked
+	// ([*AbandonedError]).
+	OutcomeAbandoned Outcome = "abandoned"
 	// OutcomeNotStored: a duplicate of a success whose response was too
 	// large to store ([*ResponseNotStoredError]).
 	OutcomeNotStored Outcome = "not_stored"

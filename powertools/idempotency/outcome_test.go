@@ -113,6 +113,7 @@ func errorTypes(err error) int {
 		isA[*idempotency.ResponseNotStoredError](err),
 		isA[*idempotency.UncertainError](err),
 		isA[*idempotency.ConfigError](err),
+		isA[*idempotency.AbandonedError](err),
 	}
 	n := 0
 	for _, m := range matches {

@@ -38,6 +38,12 @@ func TestPrecedence(t *testing.T) {
 			func(e *engine) string { return e.expiresAfter.String() }, true},
 		{"disabled", envDisabled, func(v string) Option { return WithDisabled(v == "true") }, [3]string{"true", "false", "true"}, "false",
 			func(e *engine) string { return fmt.Sprint(e.disabled) }, true},
+		{"abandon policy", envAbandonPolicy, func(v string) Option { p, _ := parseAbandonPolicy(v); return WithAbandonPolicy(p) },
+			[3]string{"block", "uncertain", "block"}, "retry", func(e *engine) string { return e.abandon.String() }, true},
+		{"wait for in progress", envWait, func(v string) Option { return WithWaitForInProgress(v == "true") }, [3]string{"true", "false", "true"}, "false",
+			func(e *engine) string { return fmt.Sprint(e.wait) }, true},
+		{"lease beyond deadline", envLeaseBeyond, func(v string) Option { return WithLeaseBeyondDeadline(dur(v)) }, [3]string{"1m0s", "2m0s", "3m0s"}, "0s",
+			func(e *engine) string { return e.leaseBeyond.String() }, true},
 	}
 	for _, st := range settings {
 		for mask := range 8 {
@@ -45,7 +51,7 @@ func TestPrecedence(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/code=%v,env=%v,default=%v", st.name, code, env, def), func(t *testing.T) {
 				t.Setenv(envDev, "1")
 				t.Setenv(envFunctionName, "fn")
-				for _, v := range []string{envEventKey, envValidation, envKeyPrefix, envExpiresAfter, envDisabled} {
+				for _, v := range []string{envEventKey, envValidation, envKeyPrefix, envExpiresAfter, envDisabled, envAbandonPolicy, envWait, envLeaseBeyond} {
 					t.Setenv(v, "")
 				}
 				var opts []Option

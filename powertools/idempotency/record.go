@@ -34,6 +34,11 @@ type Record struct {
 	// another invocation may take the record over. Stored with millisecond
 	// precision.
 	LeaseEnd time.Time
+	// Deadline is the deadline of the invocation holding an IN_PROGRESS
+	// record whose lease outlasts it (see [WithAbandonPolicy]): past it,
+	// and [AbandonGrace], the invocation is gone. Stored with millisecond
+	// precision; zero otherwise.
+	Deadline time.Time
 	// LeaseToken is a value unique to the invocation (32 hex digits) written
 	// with the IN_PROGRESS record.
 	// Completing and releasing the record are conditioned on it, so an

@@ -76,6 +76,9 @@ func itemSize(rec *idempotency.Record) int {
 	if !rec.CompletedAt.IsZero() {
 		size += len("completed_at") + numberSize(rec.CompletedAt.UnixMilli())
 	}
+	if !rec.Deadline.IsZero() {
+		size += len("invocation_deadline") + numberSize(rec.Deadline.UnixMilli())
+	}
 	return size
 }
 

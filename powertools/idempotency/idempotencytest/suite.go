@@ -105,7 +105,7 @@ func wantRecord(t *testing.T, what string, got, want *idempotency.Record) {
 	if got.Key != want.Key || got.Status != want.Status || !got.Expiry.Equal(want.Expiry) ||
 		!got.LeaseEnd.Equal(want.LeaseEnd) || got.LeaseToken != want.LeaseToken ||
 		!bytes.Equal(got.Response, want.Response) || got.ResponseOmitted != want.ResponseOmitted ||
-		got.PayloadHash != want.PayloadHash || !got.CompletedAt.Equal(want.CompletedAt) {
+		got.PayloadHash != want.PayloadHash || !got.CompletedAt.Equal(want.CompletedAt) || !got.Deadline.Equal(want.Deadline) {
 		t.Fatalf("%s =\n\t%+v\nwant\n\t%+v", what, got, want)
 	}
 }
@@ -264,6 +264,7 @@ var suiteCases = []struct {
 	{"RoundTripFields", func(s *suite) {
 		a := s.inProgress("a", 1500*time.Millisecond)
 		a.PayloadHash = "0123456789abcdef"
+		a.Deadline = s.now.Add(1250 * time.Millisecond)
 		s.mustAcquire(a)
 		s.wantStored(a)
 		done := completed(a, `{"id":7,"text":"héllo","list":[1,2,3]}`)
