@@ -134,6 +134,9 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	if _, ok := store.(UncertainStore); e.reconcile != nil && !ok && !e.disabled {
 		return nil, &ConfigError{Name: "WithReconcile", Err: errors.New("the store cannot take over an UNCERTAIN record: it does not implement UncertainStore")}
 	}
+	if err := e.instrument(kind, o.telemetry, d.telemetry); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -158,6 +161,7 @@ func resolveOptions(opts []Option) (o, d options) {
 	o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled = nil, nil, nil, nil, nil
 	d.abandon, d.wait, d.leaseBeyond = o.abandon, o.wait, o.leaseBeyond
 	o.abandon, o.wait, o.leaseBeyond = nil, nil, nil
+	d.telemetry, o.telemetry = o.telemetry, telemetryOptions{}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)

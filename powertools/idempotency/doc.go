@@ -124,6 +124,21 @@
 //   - POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE: a Go duration; see
 //     [WithLeaseBeyondDeadline].
 //   - AWS_LAMBDA_FUNCTION_NAME: the handler's key prefix when no other is set.
+//   - POWERTOOLS_IDEMPOTENCY_METRICS: true (the spellings above) writes a
+//     handler's metrics to standard output ([WithMetrics]), unless
+//     POWERTOOLS_METRICS_DISABLED is true; POWERTOOLS_METRICS_NAMESPACE
+//     is their namespace ([WithMetricsNamespace]).
+//   - POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME: true logs a record per
+//     invocation of a handler ([WithOutcomeLog]).
+//
+// # Metrics and logs
+//
+// Off by default. [WithMetrics] writes a CloudWatch embedded metric format
+// document per invocation: a count of its [Outcome], its time in the
+// middleware and, for a replay, the age of the response, with the function
+// and key prefix as dimensions. [WithOutcomeLog] logs a record per
+// invocation with the outcome and the key. Both are told before the
+// function of [WithObserver], which still is. See docs/operations.md.
 //
 // # Zero values
 //

@@ -62,3 +62,14 @@ func envDuration(name string) (value time.Duration, set bool, err error) {
 
 // errNoPrefix explains how to give a handler its key prefix.
 var errNoPrefix = errors.New("no key prefix: use WithKeyPrefix, or set " + envKeyPrefix + " or " + envFunctionName)
+
+// The variables of [WithMetrics], [WithMetricsNamespace] and
+// [WithOutcomeLog]. POWERTOOLS_METRICS_NAMESPACE and
+// POWERTOOLS_METRICS_DISABLED are those of the Metrics utility of
+// Powertools for AWS Lambda, so that one setting serves both.
+const (
+	envMetrics          = "POWERTOOLS_IDEMPOTENCY_METRICS"
+	envMetricsNamespace = "POWERTOOLS_METRICS_NAMESPACE"
+	envMetricsDisabled  = "POWERTOOLS_METRICS_DISABLED"
+	envOutcomeLog       = "POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME"
+)

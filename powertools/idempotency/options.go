@@ -56,6 +56,7 @@ type options struct {
 	clock                      func() time.Time
 	logger                     *slog.Logger
 	disabled                   *bool
+	telemetry                  telemetryOptions // WithMetrics, WithMetricsNamespace, WithOutcomeLog
 	abandon                    *AbandonPolicy
 	wait                       *bool
 	leaseBeyond                *time.Duration
@@ -186,10 +187,11 @@ func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.clock = now }
 }
 
-// WithLogger sets where warnings and errors go. The package logs nothing on
-// the normal path: only warnings (a missing key, a context without a
-// deadline, a response too large to store) and errors (a lost lease, a store
-// failure after the handler succeeded). To silence it, pass
+// WithLogger sets where warnings and errors go. Unless [WithOutcomeLog] is
+// on, the package logs nothing on the normal path: only warnings (a missing
+// key, a context without a deadline, a response too large to store) and
+// errors (a lost lease, a store failure after the handler succeeded). To
+// silence it, pass
 // slog.New(slog.DiscardHandler). Nil restores the default.
 //
 // Default: slog.Default(), looked up when logging, so that a logger set with

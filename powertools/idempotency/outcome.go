@@ -81,7 +81,8 @@ type Observation struct {
 // it ends and before its result is returned: a place for metrics and logs
 // that the middleware should not decide on. It runs on the invocation's
 // goroutine, so it should be quick; it cannot change the result. A
-// disabled wrapper (see [WithDisabled]) tells it nothing.
+// disabled wrapper (see [WithDisabled]) tells it nothing. The built-in
+// metrics and log ([WithMetrics], [WithOutcomeLog]) are told first.
 //
 // Default: none.
 func WithObserver(fn func(ctx context.Context, o Observation)) Option {
