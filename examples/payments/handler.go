@@ -5,15 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/httpapi"
 )
 
 // Key paths into the API Gateway event: the order id is the idempotency
@@ -26,16 +24,17 @@ const (
 // App is the payments function: POST /payments charges a card once per
 // order_id.
 //
-// Handle checks the request, runs the idempotent part (chargeOnce, wrapped
-// by the idempotency middleware) and turns the middleware's errors into
-// HTTP answers. The check comes first so that a bad request is a 400 that
-// leaves no idempotency record: fixing the body and sending it again must
-// not meet a stored failure.
+// Handle checks the request, then runs the idempotent part (chargeOnce)
+// through the HTTP adapter, which answers the middleware's outcomes: the
+// stored response for a retry, 409 while the first request runs, 422 for
+// an order_id reused with another amount, and so on (docs/http.md). The
+// check comes first so that a bad request is a 400 that leaves no
+// idempotency record: fixing the body and sending it again must not meet
+// a stored failure.
 type App struct {
-	charge   *idempotency.Typed[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
+	pay      func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 	provider *ProviderClient
 	log      *slog.Logger
-	now      func() time.Time
 	// beforeCharge, when set, runs just before the provider is called: the
 	// tests make it panic.
 	beforeCharge func(Payment)
@@ -45,13 +44,12 @@ type App struct {
 // opts. It fails on an invalid option or environment variable, which makes
 // the function fail at cold start rather than on a payment.
 func NewApp(store idempotency.Store, provider *ProviderClient, log *slog.Logger, opts ...idempotency.Option) (*App, error) {
-	a := &App{provider: provider, log: log, now: time.Now}
-	opts = append([]idempotency.Option{idempotency.WithReplayHook(markReplayed)}, opts...)
-	charge, err := idempotency.NewTyped(store, a.chargeOnce, opts...)
+	a := &App{provider: provider, log: log}
+	pay, err := httpapi.New(store, a.chargeOnce, httpapi.WithOptions(opts...))
 	if err != nil {
 		return nil, err
 	}
-	a.charge = charge
+	a.pay = pay
 	return a, nil
 }
 
@@ -61,72 +59,42 @@ func (a *App) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 	if req.IsBase64Encoded {
 		decoded, err := base64.StdEncoding.DecodeString(req.Body)
 		if err != nil {
-			return errorResponse(http.StatusBadRequest, "the body is not valid base64"), nil
+			return problem(http.StatusBadRequest, "the body is not valid base64"), nil
 		}
 		body = decoded
 	}
 	if _, err := parsePayment(body); err != nil {
-		return errorResponse(http.StatusBadRequest, err.Error()), nil
+		return problem(http.StatusBadRequest, err.Error()), nil
 	}
 	// The key paths read the body as JSON text, so it goes on decoded.
 	req.Body, req.IsBase64Encoded = string(body), false
-	event, err := json.Marshal(req)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
 
-	resp, _, err := a.charge.Call(ctx, event)
-	if err == nil {
-		return resp, nil
-	}
-	if inProgress, ok := errors.AsType[*idempotency.InProgressError](err); ok {
-		resp := errorResponse(http.StatusConflict, "a payment for this order_id is being processed; retry later")
-		resp.Headers["Retry-After"] = strconv.Itoa(retryAfter(inProgress.LeaseEnd, a.now()))
-		return resp, nil
-	}
-	if _, ok := errors.AsType[*idempotency.InvalidEventError](err); ok {
-		// Names that the decoding above reads as one field but a key
-		// search could read as two ("order_id" and "ORDER_ID"): the
-		// request means two things, and is refused before any record.
-		return errorResponse(http.StatusBadRequest, "the body names a field twice, perhaps in another letter case"), nil
-	}
-	if _, ok := errors.AsType[*idempotency.PayloadConflictError](err); ok {
-		return errorResponse(http.StatusUnprocessableEntity, "this order_id was already paid with another amount or currency"), nil
-	}
+	resp, err := a.pay(ctx, req)
 	if _, ok := errors.AsType[*ProviderError](err); ok {
+		// The adapter returns the handler's own errors as they are, once
+		// the key is released: a retry charges again, with the same
+		// Idempotency-Key at the provider.
 		a.log.ErrorContext(ctx, "charge failed", "err", err)
-		return errorResponse(http.StatusBadGateway, "the payment provider failed; retry with the same order_id"), nil
+		return problem(http.StatusBadGateway, "the payment provider failed; retry with the same order_id"), nil
 	}
-	// Store failures and the like: Lambda reports the error, and API
-	// Gateway answers 500.
-	return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("payments: %w", err)
+	return resp, err
 }
 
-// replayedHeader marks a response that is the replay of a stored one, so
-// that a client (or a person reading its logs) can tell a retry that was
-// answered from one that charged.
-const replayedHeader = "Idempotency-Replayed"
-
-// markReplayed is the replay hook: the stored response, with the header
-// that says it is a replay. The stored one is left as it was.
-func markReplayed(_ context.Context, resp events.APIGatewayV2HTTPResponse, _ *idempotency.Record) (events.APIGatewayV2HTTPResponse, error) {
-	headers := make(map[string]string, len(resp.Headers)+1)
-	for k, v := range resp.Headers {
-		headers[k] = v
+// problem is an RFC 9457 problem details response of the function's own,
+// in the format of the adapter's.
+func problem(status int, detail string) events.APIGatewayV2HTTPResponse {
+	body, err := json.Marshal(struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+	}{"about:blank", http.StatusText(status), status, detail})
+	if err != nil {
+		panic(err) // three strings and an int
 	}
-	headers[replayedHeader] = "true"
-	resp.Headers = headers
-	return resp, nil
-}
-
-// retryAfter is the Retry-After value, in whole seconds, for a key leased
-// until leaseEnd: the lease's remaining time rounded up, at least 1.
-func retryAfter(leaseEnd, now time.Time) int {
-	wait := leaseEnd.Sub(now)
-	secs := int((wait + time.Second - 1) / time.Second)
-	return max(secs, 1)
-}
-
-func errorResponse(status int, message string) events.APIGatewayV2HTTPResponse {
-	return jsonResponse(status, map[string]string{"error": message})
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/problem+json"},
+		Body:       string(body),
+	}
 }

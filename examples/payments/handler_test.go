@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,6 +67,10 @@ func event(body string) events.APIGatewayV2HTTPRequest {
 
 const order42 = `{"order_id":"order-42","customer":"cus_1","amount":1250,"currency":"EUR"}`
 
+// ambiguousOrder names order_id twice: parsePayment reads o2, a key
+// search that matched names exactly would read o1.
+const ambiguousOrder = `{"order_id":"o1","ORDER_ID":"o2","customer":"cus_1","amount":1250,"currency":"EUR"}`
+
 func TestFirstPaymentThenReplay(t *testing.T) {
 	f := newFixture(t)
 	first := f.invoke(t, order42)
@@ -108,9 +113,7 @@ func TestConflictingPayment(t *testing.T) {
 		`{"order_id":"order-42","customer":"cus_1","amount":9999,"currency":"EUR"}`,
 		`{"order_id":"order-42","customer":"cus_1","amount":1250,"currency":"USD"}`,
 	} {
-		if resp := f.invoke(t, body); resp.StatusCode != http.StatusUnprocessableEntity {
-			t.Errorf("%s: status %d, want 422; body %s", body, resp.StatusCode, resp.Body)
-		}
+		wantProblem(t, f.invoke(t, body), http.StatusUnprocessableEntity, "key-reused")
 	}
 	if n := f.provider.Requests(); n != 1 {
 		t.Errorf("provider got %d requests, want 1", n)
@@ -131,32 +134,35 @@ func TestInvalidPayment(t *testing.T) {
 		"bad currency":     event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"euro"}`),
 		"unknown field":    event(`{"order_id":"o1","customer":"cus_1","ammount":1250,"currency":"EUR"}`),
 		"two values":       event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"} {}`),
-		// Accepted by parsePayment's struct decoding, refused by the
-		// middleware: the key and the charge would read two orders.
-		"order_id twice, in two cases": event(`{"order_id":"o1","ORDER_ID":"o2","customer":"cus_1","amount":1250,"currency":"EUR"}`),
-		"order_id in another case":     event(`{"Order_Id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"}`),
-		"amount twice":                 event(`{"order_id":"o1","customer":"cus_1","amount":1250,"amount":99999,"currency":"EUR"}`),
 		"bad base64": {
 			Version: "2.0", RouteKey: "POST /payments", Body: "%%%", IsBase64Encoded: true,
 		},
 	}
-	for name, req := range tests {
-		t.Run(name, func(t *testing.T) {
-			f := newFixture(t)
-			resp, err := f.app.Handle(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Errorf("status %d, want 400; body %s", resp.StatusCode, resp.Body)
-			}
-			if c := f.store.Counts(); c != (idempotencytest.Counts{}) {
-				t.Errorf("store calls %+v, want none: a 400 must leave no record", c)
-			}
-			if n := f.provider.Requests(); n != 0 {
-				t.Errorf("provider got %d requests, want 0", n)
-			}
-		})
+	// Accepted by parsePayment's struct decoding, refused by the
+	// middleware (the adapter's problem type): the key and the charge
+	// would read two orders.
+	ambiguous := map[string]events.APIGatewayV2HTTPRequest{
+		"order_id twice, in two cases": event(ambiguousOrder),
+		"order_id in another case":     event(`{"Order_Id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"}`),
+		"amount twice":                 event(`{"order_id":"o1","customer":"cus_1","amount":1250,"amount":99999,"currency":"EUR"}`),
+	}
+	for problem, cases := range map[string]map[string]events.APIGatewayV2HTTPRequest{"": tests, "ambiguous-request": ambiguous} {
+		for name, req := range cases {
+			t.Run(name, func(t *testing.T) {
+				f := newFixture(t)
+				resp, err := f.app.Handle(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantProblem(t, resp, http.StatusBadRequest, problem)
+				if c := f.store.Counts(); c != (idempotencytest.Counts{}) {
+					t.Errorf("store calls %+v, want none: a 400 must leave no record", c)
+				}
+				if n := f.provider.Requests(); n != 0 {
+					t.Errorf("provider got %d requests, want 0", n)
+				}
+			})
+		}
 	}
 }
 
@@ -275,32 +281,72 @@ func TestKeyPathsFromTheEnvironment(t *testing.T) {
 func TestMisconfiguredKeyPathFailsClosed(t *testing.T) {
 	t.Setenv("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH", "powertools_json(body).orderid")
 	f := newFixture(t)
-	_, err := f.app.Handle(context.Background(), event(order42))
-	if !errors.As(err, new(*idempotency.MissingKeyError)) {
-		t.Errorf("Handle with a key path that selects nothing: %v, want a MissingKeyError", err)
-	}
+	wantProblem(t, f.invoke(t, order42), http.StatusBadRequest, "missing-key")
 	if n := f.provider.Requests(); n != 0 {
 		t.Errorf("provider got %d requests, want 0: no charge without idempotency", n)
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := []struct {
-		leaseEnd time.Time
-		want     int
-	}{
-		{now.Add(30 * time.Second), 30},
-		{now.Add(1500 * time.Millisecond), 2},
-		{now.Add(time.Millisecond), 1},
-		{now, 1},
-		{now.Add(-time.Minute), 1},
+// A store that fails before the charge: 503 with Retry-After, no charge,
+// and the retry charges once the store is back.
+func TestStoreFailure(t *testing.T) {
+	f := newFixture(t)
+	store := &flakyStore{Store: f.store}
+	store.down.Store(true)
+	app, err := NewApp(store, f.app.provider, f.app.log, append(appOptions(f.app.log), idempotency.WithKeyPrefix("payments"))...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		if got := retryAfter(tt.leaseEnd, now); got != tt.want {
-			t.Errorf("retryAfter(now+%v) = %d, want %d", tt.leaseEnd.Sub(now), got, tt.want)
-		}
+	f.app = app
+	if retry := wantProblem(t, f.invoke(t, order42), http.StatusServiceUnavailable, "store-unavailable"); retry != "1" {
+		t.Errorf("Retry-After %q, want 1", retry)
 	}
+	if n := f.provider.Requests(); n != 0 {
+		t.Fatalf("provider got %d requests while the store was down, want 0", n)
+	}
+	store.down.Store(false)
+	if resp := f.invoke(t, order42); resp.StatusCode != http.StatusCreated {
+		t.Errorf("retry: status %d, want 201; body %s", resp.StatusCode, resp.Body)
+	}
+}
+
+// flakyStore fails every Acquire while down, as DynamoDB does when it
+// throttles past the SDK's retries.
+type flakyStore struct {
+	*idempotencytest.Store
+	down atomic.Bool
+}
+
+func (s *flakyStore) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if s.down.Load() {
+		return nil, errors.New("ThrottlingException")
+	}
+	return s.Store.Acquire(ctx, rec, now)
+}
+
+// wantProblem checks that resp is an RFC 9457 problem with status, of the
+// adapter's type name (docs/http.md), or of the function's own
+// (about:blank) for "", and returns its Retry-After.
+func wantProblem(t *testing.T, resp events.APIGatewayV2HTTPResponse, status int, name string) string {
+	t.Helper()
+	if resp.StatusCode != status || resp.Headers["Content-Type"] != "application/problem+json" {
+		t.Fatalf("%d %v %s, want a %d problem", resp.StatusCode, resp.Headers, resp.Body, status)
+	}
+	var p struct {
+		Type, Title, Detail string
+		Status              int
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &p); err != nil {
+		t.Fatalf("problem %s: %v", resp.Body, err)
+	}
+	want := "about:blank"
+	if name != "" {
+		want = "https://github.com/gopowertools/lambda/blob/main/docs/http.md#" + name
+	}
+	if p.Type != want || p.Status != status || p.Title == "" || p.Detail == "" {
+		t.Errorf("problem %s, want type %s, status %d, a title and a detail", resp.Body, want, status)
+	}
+	return resp.Headers["Retry-After"]
 }
 
 // replayOf is resp as a replay answers it: with the Idempotency-Replayed

@@ -1,7 +1,9 @@
 // Command payments is an AWS Lambda function behind an API Gateway HTTP API:
 // POST /payments charges a card at most once per order_id, however often
 // the client retries. A retry gets the first answer again, with the header
-// Idempotency-Replayed: true.
+// Idempotency-Replayed: true; the other outcomes (a retry while the first
+// request runs, an order_id reused with another amount, and so on) get the
+// statuses of docs/http.md, each with an RFC 9457 problem as its body.
 //
 // Environment:
 //

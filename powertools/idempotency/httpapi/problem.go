@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// problemType is the media type of an RFC 9457 problem details document.
+const problemType = "application/problem+json"
+
+// problemDocs is where each problem type is described: its type URI is
+// this, then the type's name as the anchor of its section.
+const problemDocs = "https://github.com/gopowertools/lambda/blob/main/docs/http.md#"
+
+// problem is an RFC 9457 problem details document, and the Retry-After of
+// the response that carries it.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+
+	retryAfter int // seconds; 0: no Retry-After
+}
+
+func (p problem) encode() string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // four strings and an int
+	}
+	return string(b)
+}
+
+// storeRetryAfter is the Retry-After of a 503 for a store failure. The
+// store's client has retried already, so the failure may last a little,
+// but no longer is known: a retry that comes while the failed invocation
+// may still hold the key gets a 409 with that lease's exact end.
+const storeRetryAfter = 1
+
+// problemFor returns the answer to err, an error of the middleware's, with
+// ok false for any other error (the handler's own). Where a time matters,
+// it is measured from now. header says whether the key comes from the
+// Idempotency-Key header, for the wording of a missing key.
+func problemFor(err error, now time.Time, header bool) (p problem, ok bool) {
+	if e, ok := errors.AsType[*idempotency.InProgressError](err); ok {
+		p := newProblem("in-progress", http.StatusConflict, "A request with this idempotency key is outstanding",
+			"A request with the same idempotency key is being processed. Retry it unchanged after the Retry-After delay to get its response.")
+		p.retryAfter = retryAfter(e.LeaseEnd, now)
+		return p, true
+	}
+	if _, ok := errors.AsType[*idempotency.PayloadConflictError](err); ok {
+		return newProblem("key-reused", http.StatusUnprocessableEntity, "Idempotency key already used",
+			"This idempotency key was used for a request with another payload. A retry must repeat its request unchanged; a new request needs a new key."), true
+	}
+	if _, ok := errors.AsType[*idempotency.MissingKeyError](err); ok {
+		detail := "This operation requires an idempotency key, and the request carries none."
+		if header {
+			detail = "This operation requires an Idempotency-Key header, such as Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\"."
+		}
+		return newProblem("missing-key", http.StatusBadRequest, "Idempotency key missing", detail), true
+	}
+	if _, ok := errors.AsType[*idempotency.InvalidEventError](err); ok {
+		return newProblem("ambiguous-request", http.StatusBadRequest, "Request has no single meaning",
+			"The request names a field twice, perhaps in another letter case, or its body is not the JSON this operation reads its idempotency key or payload from."), true
+	}
+	if e, ok := errors.AsType[*idempotency.UncertainError](err); ok && e.Key != "" {
+		// Key is set on a duplicate's error only; the handler's own
+		// (made with idempotency.Uncertain) is its error, returned as it is.
+		p := newProblem("outcome-uncertain", http.StatusConflict, "Outcome being checked",
+			"An earlier request with this idempotency key may or may not have taken effect, and that is being checked, by a person if need be. Do not send it again with a new key; retry later with the same one.")
+		if !e.LeaseEnd.IsZero() {
+			p.retryAfter = retryAfter(e.LeaseEnd, now)
+		}
+		return p, true
+	}
+	if _, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); ok {
+		return newProblem("response-not-stored", http.StatusConflict, "Response not available",
+			"The request with this idempotency key was carried out, but its response was too large to keep and cannot be sent again. Do not repeat the request: look its result up."), true
+	}
+	if _, ok := errors.AsType[*idempotency.CorruptedRecordError](err); ok {
+		return newProblem("record-unreadable", http.StatusInternalServerError, "Idempotency record unreadable",
+			"The record of this idempotency key cannot be read, and an operator must repair it. The request was not carried out."), true
+	}
+	if e, ok := errors.AsType[*idempotency.PersistenceError](err); ok {
+		detail := "The request could not be recorded, so it was not carried out. Retry it unchanged, with the same idempotency key."
+		if e.Op == "complete" {
+			detail = "The outcome of the request could not be recorded. Retry it unchanged, with the same idempotency key, to learn it."
+		}
+		p := newProblem("store-unavailable", http.StatusServiceUnavailable, "Idempotency store unavailable", detail)
+		p.retryAfter = storeRetryAfter
+		return p, true
+	}
+	return problem{}, false
+}
+
+// keyProblem is the answer to a request whose Idempotency-Key header is
+// refused by readKey.
+func keyProblem(err error) problem {
+	detail := "The Idempotency-Key header must be a string, such as Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\"."
+	if errors.Is(err, errKeyAmbiguous) {
+		detail = "The request carries the Idempotency-Key header more than once, or under more than one spelling. Send it exactly once."
+	}
+	return newProblem("invalid-key", http.StatusBadRequest, "Idempotency-Key header invalid", detail)
+}
+
+func newProblem(name string, status int, title, detail string) problem {
+	return problem{Type: problemDocs + name, Title: title, Status: status, Detail: detail}
+}
+
+// retryAfter is the Retry-After, in whole seconds, for a key held until
+// end: the time left, rounded up, and at least 1.
+func retryAfter(end, now time.Time) int {
+	secs := int((end.Sub(now) + time.Second - 1) / time.Second)
+	return max(secs, 1)
+}

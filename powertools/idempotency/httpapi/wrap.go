@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// Wrap makes fn idempotent behind an HTTP front end, and panics with an
+// [*idempotency.ConfigError] when an option or an environment variable is
+// invalid, so that a misconfigured function fails at cold start ([New]
+// returns the error instead). Pass what it returns to lambda.Start.
+func Wrap[Req Request, Resp Response](store idempotency.Store, fn func(context.Context, Req) (Resp, error), opts ...Option) func(context.Context, Req) (Resp, error) {
+	h, err := New(store, fn, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// New is [Wrap] returning its configuration error instead of panicking: an
+// [*idempotency.ConfigError] for an invalid option of this package's or
+// the middleware's, an environment variable, or a Resp that does not go
+// with Req.
+func New[Req Request, Resp Response](store idempotency.Store, fn func(context.Context, Req) (Resp, error), opts ...Option) (func(context.Context, Req) (Resp, error), error) {
+	req, resp := reflect.TypeFor[Req](), reflect.TypeFor[Resp]()
+	if want := responseOf[req]; resp != want {
+		return nil, &idempotency.ConfigError{Name: "fn", Err: fmt.Errorf("it takes %v and returns %v; a handler of %v returns %v", req, resp, req, want)}
+	}
+	c := config{replayed: defaultReplayedHeader}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	if err := c.check(req); err != nil {
+		return nil, err
+	}
+	t, err := idempotency.NewTyped(store, fn, c.middlewareOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	a := &adapter[Req, Resp]{typed: t, config: c, now: time.Now}
+	return a.handle, nil
+}
+
+// adapter is one wrapped handler.
+type adapter[Req Request, Resp Response] struct {
+	typed *idempotency.Typed[Req, Resp]
+	config
+	now func() time.Time // for Retry-After: the lease ends on the real clock
+}
+
+// handle answers one request: the handler's response, the stored one for
+// a replay, or a problem for an outcome of the middleware's.
+func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) {
+	var zero Resp
+	r := view(req)
+	// The middleware reads the key and the payload from the event as JSON,
+	// and decodes the handler's Req from those same bytes.
+	event, err := json.Marshal(req)
+	if err != nil {
+		return zero, err
+	}
+	if a.keyHeader {
+		key, present, err := readKey(r.headers, r.multi)
+		if err != nil {
+			return respond[Resp](r, keyProblem(err)), nil
+		}
+		if present {
+			s := scope{Method: r.method, Path: r.path, Key: key}
+			if a.client != nil {
+				s.Client = a.client(req)
+			}
+			if event, err = withScope(event, s); err != nil {
+				return zero, err
+			}
+		}
+	}
+	resp, replayed, err := a.typed.Call(ctx, event)
+	if err != nil {
+		if p, ok := problemFor(err, a.now(), a.keyHeader); ok {
+			return respond[Resp](r, p), nil
+		}
+		return zero, err
+	}
+	if replayed && a.replayed != "" {
+		resp = markReplayed(resp, r, a.replayed)
+	}
+	return resp, nil
+}
