@@ -29,7 +29,9 @@
 //     being checked ([*idempotency.UncertainError] of a duplicate), with
 //     Retry-After when an invocation is reconciling it;
 //   - 409 Conflict when the response was too large to store
-//     ([*idempotency.ResponseNotStoredError]);
+//     ([*idempotency.ResponseNotStoredError]), or when an earlier request
+//     ended without finishing and its key is kept locked
+//     ([*idempotency.AbandonedError]);
 //   - 503 Service Unavailable with Retry-After when the store failed
 //     ([*idempotency.PersistenceError]);
 //   - 500 Internal Server Error when the record cannot be read

@@ -77,6 +77,10 @@ func problemFor(err error, now time.Time, header bool) (p problem, ok bool) {
 		}
 		return p, true
 	}
+	if _, ok := errors.AsType[*idempotency.AbandonedError](err); ok {
+		return newProblem("outcome-uncertain", http.StatusConflict, "Outcome being checked",
+			"An earlier request with this idempotency key ended before it finished and may or may not have taken effect; a person will check. Do not send it again with a new key; retry later with the same one."), true
+	}
 	if _, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); ok {
 		return newProblem("response-not-stored", http.StatusConflict, "Response not available",
 			"The request with this idempotency key was carried out, but its response was too large to keep and cannot be sent again. Do not repeat the request: look its result up."), true

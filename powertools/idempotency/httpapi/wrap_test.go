@@ -196,6 +196,18 @@ var outcomes = []struct {
 		wantSeconds(t, wantProblem(t, f.mustCall(pay("k1")), http.StatusConflict, "outcome-uncertain"), 20)
 		f.wantRuns(1)
 	}},
+	{"abandoned and blocked: 409, no Retry-After", func(t *testing.T, k kind) {
+		f := newFixture(t, k, nil, httpapi.WithOptions(idempotency.WithAbandonPolicy(idempotency.AbandonBlock)))
+		f.mustCall(pay("k1"))
+		rec := f.record()
+		rec.Status, rec.Response = idempotency.StatusInProgress, nil
+		rec.LeaseEnd, rec.Deadline = rec.Expiry, time.Now().Add(-time.Minute)
+		f.store.Put(&rec)
+		if retry := wantProblem(t, f.mustCall(pay("k1")), http.StatusConflict, "outcome-uncertain"); retry != "" {
+			t.Errorf("Retry-After %q, want none: a person decides", retry)
+		}
+		f.wantRuns(1)
+	}},
 	{"response not stored: 409", func(t *testing.T, k kind) {
 		f := newFixture(t, k, nil)
 		f.mustCall(pay("k1"))
