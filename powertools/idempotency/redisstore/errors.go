@@ -1,0 +1,21 @@
+package redisstore
+
+import (
+	"fmt"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/redis/go-redis/v9"
+)
+
+// requestError puts err, from the command op sent for key, into the
+// vocabulary of [idempotency.Store]: a key that holds another type than a
+// hash (the server's WRONGTYPE, raised inside the script) is a record that
+// cannot be read, a [*idempotency.CorruptedRecordError]. Every other error
+// is the client's, wrapped with the operation and key: errors.As reaches
+// it.
+func requestError(op, key string, err error) error {
+	if redis.HasErrorPrefix(err, "WRONGTYPE") {
+		return &idempotency.CorruptedRecordError{Key: key, Reason: "the Redis key holds another type than a hash"}
+	}
+	return fmt.Errorf("redisstore: %s %q: %w", op, key, err)
+}

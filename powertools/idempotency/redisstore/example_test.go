@@ -1,0 +1,75 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+type Order struct {
+	OrderID string `json:"order_id"`
+	Amount  int64  `json:"amount"`
+}
+
+type Receipt struct {
+	OrderID string `json:"order_id"`
+	Status  string `json:"status"`
+}
+
+func fulfil(ctx context.Context, o Order) (Receipt, error) {
+	return Receipt{OrderID: o.OrderID, Status: "fulfilled"}, nil
+}
+
+// A function whose records are kept on the server named by REDIS_URL,
+// such as rediss://app:PASSWORD@master.orders.abc123.use1.cache.amazonaws.com:6379
+// for an ElastiCache replication group with in-transit encryption and an
+// ACL user. The client and the store are made once, at cold start.
+func ExampleClientFromEnv() {
+	client, err := redisstore.ClientFromEnv()
+	if err != nil {
+		log.Fatal(err) // a *idempotency.ConfigError when REDIS_URL is unset or invalid
+	}
+	store, err := redisstore.New(client)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(idempotency.Wrap(store, fulfil,
+		idempotency.WithEventKey("order_id"),
+		idempotency.WithPayloadValidation("amount"),
+	))
+}
+
+// A cluster (ElastiCache with cluster mode on, ElastiCache Serverless,
+// MemoryDB): REDIS_URL names its configuration endpoint, as in
+// rediss://app:PASSWORD@clustercfg.orders.abc123.use1.cache.amazonaws.com:6379
+func ExampleClusterClientFromEnv() {
+	client, err := redisstore.ClusterClientFromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := redisstore.New(client)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(idempotency.Wrap(store, fulfil, idempotency.WithEventKey("order_id")))
+}
+
+// Any go-redis client will do, with its own options: here Sentinel.
+// Options of the store are set by functions; New sends no command.
+func ExampleNew() {
+	client := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName:    "orders",
+		SentinelAddrs: []string{"sentinel-1:26379", "sentinel-2:26379", "sentinel-3:26379"},
+	})
+	store, err := redisstore.New(client, func(o *redisstore.Options) {
+		o.KeyPrefix = "orders:idempotency:"
+		o.MaxRecordSize = 64 << 10
+	})
+	fmt.Println(store != nil, err)
+	// Output: true <nil>
+}

@@ -1,0 +1,165 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/redis/go-redis/v9"
+)
+
+// Store is an [idempotency.Store] and an [idempotency.UncertainStore]
+// backed by Redis or Valkey. Make it with [New]. It is safe for
+// concurrent use.
+type Store struct {
+	client redis.UniversalClient
+	opts   Options
+}
+
+var (
+	_ idempotency.Store          = (*Store)(nil)
+	_ idempotency.UncertainStore = (*Store)(nil)
+)
+
+// New returns a Store that keeps records with client: a *redis.Client
+// (a standalone server, or a replication group's primary endpoint), a
+// *redis.ClusterClient (a Redis Cluster), the failover client of
+// [redis.NewFailoverClient] (Sentinel), or any [redis.UniversalClient].
+// TLS and AUTH are the client's options. A bad option gives a
+// [*idempotency.ConfigError]; New sends no command.
+func New(client redis.UniversalClient, optFns ...func(*Options)) (*Store, error) {
+	if client == nil {
+		return nil, &idempotency.ConfigError{Name: "redisstore.New client", Err: errors.New("nil")}
+	}
+	o, err := options(optFns)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{client: client, opts: o}, nil
+}
+
+// errEmptyKey is returned for an empty idempotency key, which the other
+// stores refuse too.
+var errEmptyKey = errors.New("redisstore: empty idempotency key")
+
+// key is the Redis key of the record key.
+func (s *Store) key(key string) []string { return []string{s.opts.KeyPrefix + key} }
+
+// record returns the script arguments that carry rec, after args: its TTL
+// from now, then its fields. A record over the size limit gives
+// [idempotency.ErrRecordTooLarge].
+func (s *Store) record(op string, rec *idempotency.Record, now time.Time, args ...any) ([]any, error) {
+	if rec.Key == "" {
+		return nil, errEmptyKey
+	}
+	f := fields(rec)
+	if n := size(s.opts.KeyPrefix+rec.Key, f); n > s.opts.MaxRecordSize {
+		return nil, fmt.Errorf("redisstore: %s %q: record of %d bytes is over the limit of %d: %w", op, rec.Key, n, s.opts.MaxRecordSize, idempotency.ErrRecordTooLarge)
+	}
+	args = append(args, ttl(rec.Expiry, now))
+	return append(args, f...), nil
+}
+
+// Acquire writes rec unless a live record holds its key
+// ([idempotency.Record.Live] at now), with one script that reads the
+// stored record's status, expiration and in_progress_expiration and, when
+// it is not live, replaces it. Otherwise it returns the stored record,
+// or a [*idempotency.CorruptedRecordError] when it cannot be read. The
+// key's TTL is the time from now to rec.Expiry, plus a minute.
+func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	args, err := s.record("acquire", rec, now, now.Unix(), now.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	reply, err := acquireScript.Run(ctx, s.client, s.key(rec.Key), args...).Result()
+	if err != nil {
+		return nil, requestError("acquire", rec.Key, err)
+	}
+	if n, ok := reply.(int64); ok && n == 0 {
+		return nil, nil
+	}
+	return s.decodeReply("acquire", rec.Key, reply)
+}
+
+// Complete replaces the record with rec when the stored one carries
+// rec.LeaseToken, with one script; otherwise, or when there is none, it
+// returns [idempotency.ErrLeaseLost]. The key's TTL is the time left
+// until rec.Expiry on this process's clock, plus a minute. A record over
+// the size limit gives [idempotency.ErrRecordTooLarge] without a command.
+func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
+	args, err := s.record("complete", rec, time.Now(), rec.LeaseToken)
+	if err != nil {
+		return err
+	}
+	return s.conditional(ctx, "complete", rec.Key, completeScript, args)
+}
+
+// Release deletes the record key when it carries token, with one script.
+// A missing record is not an error; a record with another token gives
+// [idempotency.ErrLeaseLost] and is left alone.
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	if key == "" {
+		return errEmptyKey
+	}
+	return s.conditional(ctx, "release", key, releaseScript, []any{token})
+}
+
+// Reclaim replaces an UNCERTAIN record with rec, for the invocation that
+// reconciles it, with one script, when the stored record carries token,
+// the one the caller read: of two invocations that read the same record,
+// the second finds another token and gets [idempotency.ErrLeaseLost]. A
+// stored UNCERTAIN record that already carries rec.LeaseToken counts as
+// reclaimed: only an earlier attempt of this call, whose reply was lost,
+// can have written that new token.
+func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
+	args, err := s.record("reclaim", rec, time.Now(), token, rec.LeaseToken)
+	if err != nil {
+		return err
+	}
+	return s.conditional(ctx, "reclaim", rec.Key, reclaimScript, args)
+}
+
+// conditional runs one of the scripts that answer 1 when their condition
+// held and 0 when it did not.
+func (s *Store) conditional(ctx context.Context, op, key string, script *redis.Script, args []any) error {
+	n, err := script.Run(ctx, s.client, s.key(key), args...).Int64()
+	switch {
+	case err != nil:
+		return requestError(op, key, err)
+	case n == 0:
+		return fmt.Errorf("redisstore: %s %q: %w", op, key, idempotency.ErrLeaseLost)
+	}
+	return nil
+}
+
+// Get reads the record key, with one script run on the primary. It
+// returns [idempotency.ErrRecordNotFound] when there is none. A record
+// past its expiry is returned until the server deletes it, a minute later.
+func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
+	if key == "" {
+		return nil, errEmptyKey
+	}
+	reply, err := getScript.Run(ctx, s.client, s.key(key)).Slice()
+	if err != nil {
+		return nil, requestError("get", key, err)
+	}
+	if len(reply) == 0 {
+		return nil, fmt.Errorf("redisstore: get %q: %w", key, idempotency.ErrRecordNotFound)
+	}
+	return s.decodeReply("get", key, reply)
+}
+
+// decodeReply reads a record a script returned with HGETALL.
+func (s *Store) decodeReply(op, key string, reply any) (*idempotency.Record, error) {
+	arr, ok := reply.([]any)
+	if !ok {
+		return nil, fmt.Errorf("redisstore: %s %q: the script answered %T, want a hash", op, key, reply)
+	}
+	hash, err := hashOf(arr)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: %s %q: the script answered %w", op, key, err)
+	}
+	return decode(key, hash)
+}

@@ -1,0 +1,78 @@
+package redisstore
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+	"github.com/redis/go-redis/v9"
+)
+
+// The Redis that scripts/with-servers.sh starts as ElastiCache runs with
+// in-transit encryption and an AUTH token: TLS only, with a certificate
+// from a CA made for the run, and a password.
+const (
+	tlsAddrEnv     = "TEST_REDIS_TLS_ADDR"
+	tlsCAEnv       = "TEST_REDIS_TLS_CA"
+	tlsPasswordEnv = "TEST_REDIS_TLS_PASSWORD"
+)
+
+// TestTLSAndAuth: TLS and AUTH are the client's options, which the store
+// does not see. The conformance suite passes over TLS with the password,
+// REDIS_URL's rediss:// form reaches the same server, and a client
+// without TLS or with a wrong password gets nowhere.
+func TestTLSAndAuth(t *testing.T) {
+	addr, ca, password := os.Getenv(tlsAddrEnv), os.Getenv(tlsCAEnv), os.Getenv(tlsPasswordEnv)
+	if addr == "" || ca == "" || password == "" {
+		testenv.Unavailable(t, "%s, %s or %s is not set: no Redis with TLS (scripts/with-servers.sh starts one with redis-server and openssl)", tlsAddrEnv, tlsCAEnv, tlsPasswordEnv)
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		t.Fatalf("no certificate in %s", ca)
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
+
+	t.Run("client options", func(t *testing.T) {
+		c := redis.NewClient(&redis.Options{Addr: addr, Password: password, TLSConfig: tlsConfig})
+		defer c.Close()
+		s := newStore(t, c)
+		idempotencytest.TestStore(t, func(*testing.T) idempotency.Store { return s })
+	})
+
+	t.Run("REDIS_URL", func(t *testing.T) {
+		// The CA is the run's own, not a public one as ElastiCache's:
+		// the URL cannot name it, so this client does not verify it.
+		t.Setenv(URLEnv, "rediss://:"+password+"@"+addr+"?skip_verify=true")
+		c, err := ClientFromEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := newStore(t, c).Get(t.Context(), "k"); !errors.Is(err, idempotency.ErrRecordNotFound) {
+			t.Errorf("Get over rediss://: %v, want ErrRecordNotFound", err)
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		for name, opt := range map[string]*redis.Options{
+			"no TLS":         {Addr: addr, Password: password, MaxRetries: -1},
+			"wrong password": {Addr: addr, Password: "wrong", TLSConfig: tlsConfig, MaxRetries: -1},
+			"unknown CA":     {Addr: addr, Password: password, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12}, MaxRetries: -1},
+		} {
+			c := redis.NewClient(opt)
+			if _, err := newStore(t, c).Get(t.Context(), "k"); err == nil || errors.Is(err, idempotency.ErrRecordNotFound) {
+				t.Errorf("%s: Get = %v, want the connection refused", name, err)
+			}
+			c.Close()
+		}
+	})
+}
