@@ -34,8 +34,9 @@ help: ## list the targets
 # ------------------------------------------------------------------- tools
 
 .PHONY: tools tools-versions
-tools: ## install moto, cfn-lint, dynalite, aws-lambda-rie and valkey-server, pinned, under .tools/
+tools: ## install moto, cfn-lint, dynalite, aws-lambda-rie, valkey-server and Powertools Python and TypeScript, pinned, under .tools/
 	@scripts/tools.sh
+	@bench/powertools/install.sh
 
 tools-versions: ## print the pinned and the installed tool versions
 	@scripts/tools.sh versions

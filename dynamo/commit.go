@@ -23,7 +23,7 @@ func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []ty
 	if !ok {
 		return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitRefused, Err: ErrNoTransactions}
 	}
-	put, err := s.completePut(rec)
+	put, err := s.completePut(ctx, rec)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Store) commitError(ctx context.Context, rec *idempotency.Record, n int,
 		return refused(rec, &TransactionError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage(), Err: err})
 	}
 	// No answer, or a server fault: the transaction may have been applied.
-	if item, gerr := s.getItem(ctx, rec.Key); gerr == nil && s.completedBy(rec, item) {
+	if item, gerr := s.getItem(ctx, rec.Key); gerr == nil && s.completedBy(ctx, rec, item) {
 		return nil
 	}
 	return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitUnknown, Err: err}
@@ -100,7 +100,7 @@ func (s *Store) recordRefused(ctx context.Context, rec *idempotency.Record, old 
 			return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitUnknown, Err: err}
 		}
 	}
-	if s.completedBy(rec, old) {
+	if s.completedBy(ctx, rec, old) {
 		// An earlier attempt of this very transaction was applied and its
 		// reply lost; the SDK's retry found the record COMPLETE.
 		return nil
@@ -110,10 +110,10 @@ func (s *Store) recordRefused(ctx context.Context, rec *idempotency.Record, old 
 
 // completedBy reports whether item is rec's record, COMPLETE under rec's
 // lease token.
-func (s *Store) completedBy(rec *idempotency.Record, item map[string]types.AttributeValue) bool {
+func (s *Store) completedBy(ctx context.Context, rec *idempotency.Record, item map[string]types.AttributeValue) bool {
 	if len(item) == 0 {
 		return false
 	}
-	got, err := s.opts.decode(rec.Key, item)
+	got, err := s.opts.decodeIn(ctx, rec.Key, item)
 	return err == nil && got.Status == idempotency.StatusComplete && got.LeaseToken == rec.LeaseToken
 }

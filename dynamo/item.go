@@ -200,22 +200,29 @@ func typeName(v types.AttributeValue) string {
 // itemSize returns an upper bound of the size DynamoDB counts for item, for
 // the attribute types encode writes: names and strings in UTF-8 bytes,
 // binary in bytes, a number at most one byte per digit plus one, a boolean
-// one byte. See
+// or a null one byte, a map or a list as nestedSize counts it. See
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
 func itemSize(item map[string]types.AttributeValue) int {
 	size := 0
 	for name, v := range item {
-		size += len(name)
-		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
-			size += len(v.Value)
-		case *types.AttributeValueMemberB:
-			size += len(v.Value)
-		case *types.AttributeValueMemberN:
-			size += len(v.Value) + 1
-		case *types.AttributeValueMemberBOOL:
-			size++
-		}
+		size += len(name) + valueSize(v)
 	}
 	return size
+}
+
+// valueSize is the size of an attribute's value, as itemSize counts it.
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value) + 1
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberM, *types.AttributeValueMemberL:
+		return nestedSize(v) // a response kept as Powertools TypeScript keeps it
+	}
+	return 0
 }

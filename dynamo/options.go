@@ -50,7 +50,10 @@ type Options struct {
 	// StatusAttr holds Record.Status (S). Default "status".
 	StatusAttr string
 	// DataAttr holds Record.Response: S when it is valid UTF-8 (JSON
-	// always is), B otherwise. Default "data".
+	// always is), B otherwise; for an invocation in
+	// idempotency.PowertoolsTypeScript mode, DynamoDB's own types, as
+	// Powertools TypeScript keeps a response (typescript.go). Default
+	// "data".
 	DataAttr string
 	// ValidationAttr holds Record.PayloadHash (S). Default "validation".
 	ValidationAttr string

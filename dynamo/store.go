@@ -100,7 +100,7 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 			}
 		}
 		if len(old) > 0 {
-			existing, err := s.opts.decode(rec.Key, old)
+			existing, err := s.opts.decodeIn(ctx, rec.Key, old)
 			if err != nil || existing.Live(now) || attempt == 2 {
 				return existing, err
 			}
@@ -127,7 +127,7 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 			return s.commit(ctx, rec, writes)
 		}
 	}
-	put, err := s.completePut(rec)
+	put, err := s.completePut(ctx, rec)
 	if err != nil {
 		return err
 	}
@@ -147,11 +147,14 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 // completePut builds Complete's write as a [types.Put], the element type of
 // TransactWriteItems, so that commit (commit.go) can send the COMPLETE
 // record in the same transaction as the handler's staged writes.
-func (s *Store) completePut(rec *idempotency.Record) (types.Put, error) {
+func (s *Store) completePut(ctx context.Context, rec *idempotency.Record) (types.Put, error) {
 	if rec.Key == "" {
 		return types.Put{}, errEmptyKey
 	}
 	item := s.opts.encode(rec)
+	if err := s.opts.typeScriptData(ctx, item, rec); err != nil {
+		return types.Put{}, err
+	}
 	if size := itemSize(item); size > maxItemSize {
 		return types.Put{}, errTooLarge("complete", rec.Key, size)
 	}
@@ -211,7 +214,7 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	if len(item) == 0 {
 		return nil, fmt.Errorf("dynamo: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
-	return s.opts.decode(key, item)
+	return s.opts.decodeIn(ctx, key, item)
 }
 
 // getItem reads the item of key, or nil, with a consistent read: an

@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -125,7 +126,11 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	// A disabled handler never builds a key, so a missing prefix only
 	// matters once idempotency is on: local runs with
 	// POWERTOOLS_IDEMPOTENCY_DISABLED need no function name.
-	if e.prefix, err = keyPrefix(o.keyPrefix, d.keyPrefix, kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
+	pythonPrefix, err := e.resolveCompatibility(o, d, kind)
+	if err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
+		return nil, err
+	}
+	if e.prefix, err = keyPrefix(o.keyPrefix, cmp.Or(d.keyPrefix, pythonPrefix), kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
 		return nil, err
 	}
 	if store == nil && !e.disabled {
@@ -159,9 +164,10 @@ func resolveOptions(opts []Option) (o, d options) {
 	}
 	d.eventKey, d.validation, d.keyPrefix, d.expiresAfter, d.disabled = o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled
 	o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled = nil, nil, nil, nil, nil
+	d.telemetry, o.telemetry = o.telemetry, telemetryOptions{}
+	d.compat, o.compat = o.compat, compatOptions{}
 	d.abandon, d.wait, d.leaseBeyond = o.abandon, o.wait, o.leaseBeyond
 	o.abandon, o.wait, o.leaseBeyond = nil, nil, nil
-	d.telemetry, o.telemetry = o.telemetry, telemetryOptions{}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)

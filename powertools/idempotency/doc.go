@@ -16,7 +16,9 @@
 // hex SHA-256 of the selected value's canonical JSON (object keys sorted at
 // every depth, no insignificant whitespace, no HTML escaping, numbers as
 // written). The same event with its fields in another order has the same
-// key. A selection that is null, "", [], {} or an array holding a null (a
+// key. [WithHash] sets another hash; [WithCompatibility] makes the keys and
+// records those of Powertools Python or TypeScript instead, so that a Go
+// function shares a table's records with Powertools functions. A selection that is null, "", [], {} or an array holding a null (a
 // multi-select with a path absent) is no key; 0 and false are keys.
 //
 // The key and the validated value are exactly what encoding/json gives the
@@ -124,6 +126,12 @@
 //   - POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE: a Go duration; see
 //     [WithLeaseBeyondDeadline].
 //   - AWS_LAMBDA_FUNCTION_NAME: the handler's key prefix when no other is set.
+//   - POWERTOOLS_IDEMPOTENCY_COMPATIBILITY: own, python or typescript (any
+//     case); see [WithCompatibility].
+//   - POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION: md5, sha1, sha224, sha256,
+//     sha384 or sha512; see [WithHash].
+//   - POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER: in python mode, the Python
+//     handler that the handler's key prefix names; see [WithPythonHandler].
 //   - POWERTOOLS_IDEMPOTENCY_METRICS: true (the spellings above) writes a
 //     handler's metrics to standard output ([WithMetrics]), unless
 //     POWERTOOLS_METRICS_DISABLED is true; POWERTOOLS_METRICS_NAMESPACE

@@ -21,6 +21,7 @@ type engine struct {
 	keyExpr      *jmespath.Expression // "@" for the whole payload
 	validation   *jmespath.Expression // nil: no payload validation
 	prefix       string
+	keys         keyFormat // how keys and payload hashes are made
 	keyRequired  bool
 	expiresAfter time.Duration
 	lease        time.Duration
@@ -86,6 +87,7 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 
 // do runs fn under idempotency for the event payload.
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
+	ctx = e.compatContext(ctx)
 	key, hash, fail, err := e.identify(payload)
 	if err != nil {
 		return result{outcome: fail}, err
@@ -151,7 +153,7 @@ func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err e
 		}
 		return "", "", "", nil
 	}
-	if key, err = keyFor(e.prefix, keyValue); err != nil {
+	if key, err = e.keys.key(e.prefix, keyValue); err != nil {
 		return "", "", OutcomeInvalidEvent, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
 	}
 	if hash, err = e.payloadHash(validated); err != nil {
@@ -203,7 +205,7 @@ func (e *engine) payloadHash(v any) (string, error) {
 	if e.validation == nil {
 		return "", nil
 	}
-	h, err := hashValue(v)
+	h, err := e.keys.hashValue(v)
 	if err != nil {
 		return "", &InvalidEventError{Expression: e.validation.String(), Err: err}
 	}

@@ -22,8 +22,9 @@ import (
 // result, decoded into Out, without running fn.
 //
 // The event-shaped environment variables (event key, payload validation,
-// key prefix) do not apply to a function; POWERTOOLS_IDEMPOTENCY_DISABLED
-// and POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER do.
+// key prefix, Python handler) do not apply to a function; the others, such
+// as POWERTOOLS_IDEMPOTENCY_DISABLED, POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER
+// and POWERTOOLS_IDEMPOTENCY_COMPATIBILITY, do.
 func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In) (Out, error), opts ...Option) func(context.Context, In) (Out, error) {
 	f, err := NewFunc(name, store, fn, opts...)
 	if err != nil {

@@ -2,21 +2,24 @@ package idempotency
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"crypto"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 )
 
-// The key and the payload hash are SHA-256 digests of the selected
-// value's canonical JSON, so that two events that differ only in object
-// key order or whitespace share a key. Canonical here is what encoding/json
-// writes for the decoded value with HTML escaping off: object keys sorted
-// by their UTF-8 bytes, at every depth; no insignificant whitespace;
-// numbers kept as written (json.Number), so 1 and 1.0 are different keys,
-// as they are different text in the event. FuzzCanonicalJSON checks that
-// it holds the whole value and is a fixed point.
+// In this library's own format (OwnFormat), the key and the payload hash
+// are SHA-256 digests (by default: see WithHash) of the selected value's
+// canonical JSON, so that two events that differ only in object key order
+// or whitespace share a key. Canonical here is what encoding/json writes
+// for the decoded value with HTML escaping off: object keys sorted by
+// their UTF-8 bytes, at every depth; no insignificant whitespace; numbers
+// kept as written (json.Number), so 1 and 1.0 are different keys, as they
+// are different text in the event. FuzzCanonicalJSON checks that it holds
+// the whole value and is a fixed point. The Powertools compatibility modes
+// hash another text instead: see python.go and typescript.go.
 
 // missing reports whether v counts as no key at all: null, "", [], {}, or
 // an array holding a null. 0 and false are keys: a caller may well number
@@ -83,23 +86,66 @@ func encodeCanonical(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// hashValue returns the hex SHA-256 of v's canonical JSON: the payload hash.
-func hashValue(v any) (string, error) {
-	b, err := canonical(v)
+// keyFormat makes the keys and the payload hashes of a wrapper: which
+// serialisation of the selected value is hashed, with which hash, and how
+// the digest is written. The zero value is this library's own format:
+// canonical JSON, SHA-256, hex.
+type keyFormat struct {
+	compat Compatibility
+	hash   crypto.Hash // 0: the default of compat
+}
+
+// hashValue returns the digest of v's serialisation: the payload hash,
+// and the part of the key after "#".
+func (f keyFormat) hashValue(v any) (string, error) {
+	b, err := f.serialize(v)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	h := f.hash
+	if h == 0 {
+		h = f.compat.defaultHash()
+	}
+	d := h.New()
+	d.Write(b)
+	sum := d.Sum(nil)
+	if f.compat == PowertoolsTypeScript {
+		return base64.StdEncoding.EncodeToString(sum), nil // hash.digest('base64')
+	}
+	return hex.EncodeToString(sum), nil
 }
 
-// keyFor returns prefix + "#" + hashValue(v).
-func keyFor(prefix string, v any) (string, error) {
-	h, err := hashValue(v)
+// key returns prefix + "#" + f.hashValue(v).
+func (f keyFormat) key(prefix string, v any) (string, error) {
+	h, err := f.hashValue(v)
 	if err != nil {
 		return "", err
 	}
 	return prefix + "#" + h, nil
+}
+
+// serialize returns the text of v that f hashes. A value that is not made
+// of what encoding/json decodes is read back from its canonical JSON
+// first, as canonical does.
+func (f keyFormat) serialize(v any) ([]byte, error) {
+	switch f.compat {
+	case PowertoolsPython, PowertoolsTypeScript:
+	default:
+		return canonical(v)
+	}
+	if !decoded(v) {
+		b, err := encodeCanonical(v)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = decodeJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	if f.compat == PowertoolsPython {
+		return appendPython(nil, v)
+	}
+	return appendTypeScript(nil, v)
 }
 
 // decodeJSON decodes raw JSON keeping numbers as written: a function

@@ -125,7 +125,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 func TestKeyFor(t *testing.T) {
 	sum := sha256.Sum256([]byte(`"o-1"`))
 	want := "p#" + hex.EncodeToString(sum[:])
-	if key, err := keyFor("p", "o-1"); err != nil || key != want {
-		t.Errorf("keyFor = %q, %v; want %q", key, err, want)
+	if key, err := (keyFormat{}).key("p", "o-1"); err != nil || key != want {
+		t.Errorf("keyFormat{}.key = %q, %v; want %q", key, err, want)
 	}
 }

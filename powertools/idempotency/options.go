@@ -57,6 +57,7 @@ type options struct {
 	logger                     *slog.Logger
 	disabled                   *bool
 	telemetry                  telemetryOptions // WithMetrics, WithMetricsNamespace, WithOutcomeLog
+	compat                     compatOptions    // WithCompatibility, WithHash, WithPythonHandler
 	abandon                    *AbandonPolicy
 	wait                       *bool
 	leaseBeyond                *time.Duration

@@ -1,0 +1,20 @@
+// Package interop holds the tests that run this library against the real
+// Powertools for AWS Lambda, Python 3.37.0 and TypeScript 2.35.0 as
+// bench/powertools/install.sh installs them under .tools/, to prove the
+// compatibility modes (idempotency.WithCompatibility):
+//
+//   - keys_test.go: on every event fixture of jmespath/testdata/events with
+//     the key expressions the documentation shows, and on generated events
+//     (nested objects, numbers with fractions and exponents, big integers,
+//     non-ASCII text, escapes), the Go key and payload hash equal the ones
+//     each Powertools runtime computes, all cases in one process per
+//     runtime (testdata/keys.py, testdata/keys.mjs).
+//   - moto_test.go: a Go function and a Powertools function sharing one
+//     moto table replay each other's records, detect each other's payload
+//     conflicts, and wait for each other's live leases
+//     (testdata/function.py, testdata/function.mjs).
+//
+// Without .tools/bench-python or .tools/bench-node, or without moto
+// (scripts/with-servers.sh), the tests skip with a message; under CI
+// (CI=true) they fail. The package has no code of its own.
+package interop

@@ -1,0 +1,274 @@
+package idempotency
+
+import (
+	"context"
+	"crypto"
+	_ "crypto/md5" // the hashes WithHash accepts
+	_ "crypto/sha1"
+	_ "crypto/sha256"
+	_ "crypto/sha512"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Compatibility is the format of a wrapper's keys and records: this
+// library's own, or that of a Powertools for AWS Lambda runtime whose
+// functions share the table, so that a team can move its functions to Go
+// one at a time. In a compatibility mode, a Go function and a Powertools
+// function given the same event, key expression and key prefix compute the
+// same key and payload hash, each replays the other's COMPLETED record,
+// and each waits for the other's live INPROGRESS lease. docs/comparison.md
+// says exactly what each mode matches, and which of this library's
+// guarantees hold only while every writer of a key is a Go function.
+type Compatibility int
+
+const (
+	// OwnFormat is this library's format: the key is the hex SHA-256 (or
+	// the hash of [WithHash]) of the selected value's canonical JSON
+	// (numbers as written). It is the default.
+	OwnFormat Compatibility = iota
+	// PowertoolsPython is the format of Powertools for AWS Lambda (Python),
+	// the reference implementation: the key is the hex MD5 (by default)
+	// of json.dumps(value, sort_keys=True), and the key prefix of a handler is
+	// "<function>.<module>.<function name>" (see [WithPythonHandler]).
+	// Records are the same as this library's.
+	PowertoolsPython
+	// PowertoolsTypeScript is the format of Powertools for AWS Lambda
+	// (TypeScript): the key is the base64 MD5 (by default) of
+	// JSON.stringify(deepSort(value)), with the key prefix of a handler
+	// (the function's name). A store keeps the response as that runtime
+	// does: github.com/gopowertools/lambda/dynamo.Store as DynamoDB's own
+	// types (a map for an object), not as JSON text.
+	PowertoolsTypeScript
+)
+
+// String returns the spelling of c in POWERTOOLS_IDEMPOTENCY_COMPATIBILITY:
+// "own", "python" or "typescript".
+func (c Compatibility) String() string {
+	switch c {
+	case OwnFormat:
+		return "own"
+	case PowertoolsPython:
+		return "python"
+	case PowertoolsTypeScript:
+		return "typescript"
+	}
+	return fmt.Sprintf("Compatibility(%d)", int(c))
+}
+
+// defaultHash is the hash of a mode when WithHash does not set one:
+// Powertools' default, MD5, in its modes (hash_function, hashFunction).
+func (c Compatibility) defaultHash() crypto.Hash {
+	if c == OwnFormat {
+		return crypto.SHA256
+	}
+	return crypto.MD5
+}
+
+// hashNames are the hashes [WithHash] accepts, by the names that
+// Python's hashlib and Node's crypto.createHash both give them: the
+// values of POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION.
+var hashNames = map[string]crypto.Hash{
+	"md5":    crypto.MD5,
+	"sha1":   crypto.SHA1,
+	"sha224": crypto.SHA224,
+	"sha256": crypto.SHA256,
+	"sha384": crypto.SHA384,
+	"sha512": crypto.SHA512,
+}
+
+// The environment variables of the compatibility settings. Powertools
+// reads none for these (hash_function and hashFunction are set in code).
+const (
+	envCompatibility = "POWERTOOLS_IDEMPOTENCY_COMPATIBILITY"
+	envHashFunction  = "POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION"
+	envPythonHandler = "POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER"
+)
+
+// compatOptions are the settings of WithCompatibility, WithHash and
+// WithPythonHandler; nil is "not set".
+type compatOptions struct {
+	compat        *Compatibility
+	hash          *crypto.Hash
+	pythonHandler *string
+}
+
+// WithCompatibility makes the wrapper's keys and records those of a
+// Powertools for AWS Lambda runtime: [PowertoolsPython] or
+// [PowertoolsTypeScript]. Give the Go function the key expression, the
+// payload validation expression, the hash (see [WithHash]), the key prefix
+// and the table layout of the Powertools function whose records it
+// shares. A value other than the three constants is a [*ConfigError].
+//
+// Default: POWERTOOLS_IDEMPOTENCY_COMPATIBILITY (own, python or typescript,
+// in any case), else [OwnFormat].
+func WithCompatibility(c Compatibility) Option {
+	return func(o *options) { o.compat.compat = &c }
+}
+
+// WithHash sets the hash of keys and payload hashes: crypto.MD5,
+// crypto.SHA1, crypto.SHA224, crypto.SHA256, crypto.SHA384 or
+// crypto.SHA512; another is a [*ConfigError]. In a compatibility mode, give
+// the hash the Powertools function was given (hash_function in Python,
+// hashFunction in TypeScript).
+//
+// Default: POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION (md5, sha1, sha224, sha256,
+// sha384 or sha512, as hashlib and Node's crypto name them), else SHA-256
+// in [OwnFormat] and MD5, Powertools' default, in its modes.
+func WithHash(h crypto.Hash) Option {
+	return func(o *options) { o.compat.hash = &h }
+}
+
+// WithPythonHandler gives, in [PowertoolsPython] mode, the module and
+// name of the Python handler whose records the Go handler shares, as
+// Python writes them (its __module__ and __qualname__): "app.lambda_handler"
+// for a handler setting of app.lambda_handler, "src.app.lambda_handler"
+// for src/app.lambda_handler. Powertools Python's key prefix is
+// "<function>.<handler>", the value of AWS_LAMBDA_FUNCTION_NAME, a dot and
+// this name, unless its key_prefix is set: then give that prefix with
+// [WithKeyPrefix] (or POWERTOOLS_IDEMPOTENCY_KEY_PREFIX) instead, which
+// wins. A [PowertoolsPython] handler with neither, and WithPythonHandler
+// given outright in another mode, are [*ConfigError]s (given in
+// [WithDefaults], it is ignored there). Not accepted by [WrapFunc], whose
+// prefix, "<function>.<name>", is already Python's: name it with the
+// Python function's "<module>.<qualname>".
+//
+// Default: POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER for a handler in
+// [PowertoolsPython] mode.
+func WithPythonHandler(name string) Option {
+	return func(o *options) { o.compat.pythonHandler = &name }
+}
+
+// resolveCompatibility sets e.keys from the options, the environment and
+// the defaults (opts, then the variables, then defaults). It returns the
+// key prefix of a PowertoolsPython handler when no other is given, or nil.
+func (e *engine) resolveCompatibility(opts, defaults options, kind wrapperKind) (*string, error) {
+	o, d := opts.compat, defaults.compat
+	compat, err := compatSetting(o.compat, d.compat)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := hashSetting(o.hash, d.hash)
+	if err != nil {
+		return nil, err
+	}
+	e.keys = keyFormat{compat: compat, hash: hash}
+
+	// A handler name given outright where it cannot apply is a mistake;
+	// one given in WithDefaults, which the environment's mode may
+	// override, is not.
+	if o.pythonHandler != nil && compat != PowertoolsPython {
+		return nil, &ConfigError{Name: "WithPythonHandler", Err: fmt.Errorf("only for PowertoolsPython, and the compatibility is %v", compat)}
+	}
+	if o.pythonHandler != nil && kind == funcKind {
+		return nil, &ConfigError{Name: "WithPythonHandler", Err: errors.New("a function wrapper's key prefix is <function>.<name>: name it with the Python function's <module>.<qualname>")}
+	}
+	_, envPrefix := envString(envKeyPrefix)
+	if compat != PowertoolsPython || kind == funcKind || opts.keyPrefix != nil || envPrefix || defaults.keyPrefix != nil {
+		return nil, nil
+	}
+	return pythonPrefix(o.pythonHandler, d.pythonHandler)
+}
+
+// compatSetting resolves the mode: code, the variable, the default.
+func compatSetting(code, fallback *Compatibility) (Compatibility, error) {
+	c, name := OwnFormat, "WithCompatibility"
+	env, set := envString(envCompatibility)
+	switch {
+	case code != nil:
+		c = *code
+	case set:
+		name = envCompatibility
+		switch strings.ToLower(env) {
+		case "own":
+			c = OwnFormat
+		case "python":
+			c = PowertoolsPython
+		case "typescript":
+			c = PowertoolsTypeScript
+		default:
+			return 0, &ConfigError{Name: envCompatibility, Err: fmt.Errorf("%q is not own, python or typescript", env)}
+		}
+	case fallback != nil:
+		c = *fallback
+	}
+	if c < OwnFormat || c > PowertoolsTypeScript {
+		return 0, &ConfigError{Name: name, Err: fmt.Errorf("unknown %v", c)}
+	}
+	return c, nil
+}
+
+// hashSetting resolves the hash, 0 for the mode's default.
+func hashSetting(code, fallback *crypto.Hash) (crypto.Hash, error) {
+	var h crypto.Hash
+	name := "WithHash"
+	env, set := envString(envHashFunction)
+	switch {
+	case code != nil:
+		h = *code
+	case set:
+		name = envHashFunction
+		if h = hashNames[strings.ToLower(env)]; h == 0 {
+			return 0, &ConfigError{Name: envHashFunction, Err: fmt.Errorf("%q is not md5, sha1, sha224, sha256, sha384 or sha512", env)}
+		}
+	case fallback != nil:
+		h = *fallback
+	}
+	if h != 0 && !supportedHash(h) {
+		return 0, &ConfigError{Name: name, Err: fmt.Errorf("unsupported hash %v: want MD5, SHA1, SHA224, SHA256, SHA384 or SHA512", h)}
+	}
+	return h, nil
+}
+
+// pythonPrefix returns Powertools Python's key prefix of a handler,
+// "<function>.<handler>", with the handler given in code, else in the
+// variable, else in WithDefaults.
+func pythonPrefix(code, fallback *string) (*string, error) {
+	handler, name := code, "WithPythonHandler"
+	if env, set := envString(envPythonHandler); set && handler == nil {
+		handler, name = &env, envPythonHandler
+	} else if handler == nil {
+		handler = fallback
+	}
+	if handler == nil || *handler == "" {
+		return nil, &ConfigError{Name: "WithPythonHandler", Err: fmt.Errorf("PowertoolsPython's key prefix is <function>.<handler>: give the handler with WithPythonHandler or %s, or the whole prefix with WithKeyPrefix: %w", envPythonHandler, errNoPrefix)}
+	}
+	fn, ok := envString(envFunctionName)
+	if !ok {
+		return nil, &ConfigError{Name: name, Err: fmt.Errorf("PowertoolsPython's key prefix is <function>.<handler>, and %s is not set: %w", envFunctionName, errNoPrefix)}
+	}
+	prefix := fn + "." + *handler
+	return &prefix, nil
+}
+
+func supportedHash(h crypto.Hash) bool {
+	for _, s := range hashNames {
+		if h == s {
+			return true
+		}
+	}
+	return false
+}
+
+// compatContextKey is the context key of an invocation's compatibility.
+type compatContextKey struct{}
+
+// compatContext returns ctx carrying the wrapper's compatibility for the
+// store, or ctx itself in the own format when no enclosing invocation set
+// one (so the default path costs nothing).
+func (e *engine) compatContext(ctx context.Context) context.Context {
+	if e.keys.compat == OwnFormat && CompatibilityFromContext(ctx) == OwnFormat {
+		return ctx
+	}
+	return context.WithValue(ctx, compatContextKey{}, e.keys.compat)
+}
+
+// CompatibilityFromContext returns the compatibility mode of the
+// invocation that ctx belongs to, for a [Store] that keeps records as a
+// Powertools runtime does ([WithCompatibility]): every Store method is
+// called with it. It is [OwnFormat] outside an invocation.
+func CompatibilityFromContext(ctx context.Context) Compatibility {
+	c, _ := ctx.Value(compatContextKey{}).(Compatibility)
+	return c
+}

@@ -1,0 +1,213 @@
+package idempotency
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The PowertoolsPython key hashes what Powertools for AWS Lambda (Python)
+// hashes: json.dumps(value, sort_keys=True) of the value its JMESPath search
+// returns on the event as json.loads decoded it (persistence/base.py,
+// _generate_hash). appendPython writes that text from the value our search
+// returns on the raw event, byte for byte:
+//
+//   - json.loads makes a number with a fraction or an exponent a float,
+//     any other an int: 1.0 stays 1.0, 1e2 becomes 100.0, and -0 becomes 0.
+//     An int is written with all its digits; a float as repr writes it
+//     (the shortest text that reads back the same double: 1e+16, 1e-05,
+//     0.0001), and one beyond a double's range as Infinity.
+//   - Strings are escaped as ensure_ascii does: \" \\ \n \r \t \b \f, any
+//     other character outside ' '..'~' as \u followed by four lowercase hex
+//     digits, a surrogate pair above U+FFFF.
+//   - Object members are sorted by code point, which is the order of their
+//     UTF-8 bytes; ", " separates items and ": " a name from its value.
+
+// pythonMaxIntDigits is Python's limit on the digits of an int read from
+// text (sys.int_info.default_max_str_digits, since 3.11 and in the
+// security releases of 3.7 to 3.10): json.loads refuses an event with a
+// longer integer, so the Python function could not have keyed it either.
+const pythonMaxIntDigits = 4300
+
+// appendPython appends v as Python's json.dumps(v, sort_keys=True) writes
+// the value json.loads gives for it. v is made of what encoding/json
+// decodes with UseNumber; a float64 (the result of a JMESPath function
+// such as avg) is written as a Python float.
+func appendPython(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case string:
+		return appendPythonString(dst, v), nil
+	case json.Number:
+		return appendPythonNumber(dst, string(v))
+	case float64:
+		return appendPythonFloat(dst, v), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			var err error
+			if dst, err = appendPython(dst, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		names := make([]string, 0, len(v))
+		for name := range v {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		dst = append(dst, '{')
+		for i, name := range names {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendPythonString(dst, name)
+			dst = append(dst, ": "...)
+			var err error
+			if dst, err = appendPython(dst, v[name]); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	return nil, fmt.Errorf("idempotency: cannot write %T as Python's json.dumps", v)
+}
+
+// appendPythonNumber writes a JSON number as json.loads reads it and
+// json.dumps writes it back.
+func appendPythonNumber(dst []byte, text string) ([]byte, error) {
+	if strings.ContainsAny(text, ".eE") {
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, fmt.Errorf("idempotency: number %q: %w", text, err)
+		}
+		// Out of range, ParseFloat returns ±Inf or 0, as Python's float().
+		return appendPythonFloat(dst, f), nil
+	}
+	digits := strings.TrimPrefix(text, "-")
+	if len(digits) > pythonMaxIntDigits {
+		return nil, fmt.Errorf("idempotency: an integer of %d digits, more than Python's json.loads reads (%d)", len(digits), pythonMaxIntDigits)
+	}
+	if digits == "0" {
+		return append(dst, '0'), nil // -0 is the int 0
+	}
+	return append(dst, text...), nil
+}
+
+// appendPythonFloat writes f as Python's float.__repr__ does, with
+// json.dumps's spelling of the infinities.
+func appendPythonFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	}
+	if math.Signbit(f) {
+		dst = append(dst, '-')
+		f = -f
+	}
+	if f == 0 {
+		return append(dst, "0.0"...)
+	}
+	digits, point := shortestDigits(f)
+	// repr uses the exponent form when the decimal point would be more
+	// than 16 places right of the first digit, or 4 or more left of it
+	// (Python's format_float_short, mode 'r').
+	if point <= -4 || point > 16 {
+		dst = append(dst, digits[0])
+		if len(digits) > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
+		}
+		exp := point - 1
+		dst = append(dst, 'e')
+		if exp < 0 {
+			dst = append(dst, '-')
+			exp = -exp
+		} else {
+			dst = append(dst, '+')
+		}
+		if exp < 10 {
+			dst = append(dst, '0')
+		}
+		return strconv.AppendInt(dst, int64(exp), 10)
+	}
+	switch {
+	case point <= 0:
+		dst = append(dst, "0."...)
+		dst = append(dst, strings.Repeat("0", -point)...)
+		return append(dst, digits...)
+	case point >= len(digits):
+		dst = append(dst, digits...)
+		dst = append(dst, strings.Repeat("0", point-len(digits))...)
+		return append(dst, ".0"...)
+	}
+	dst = append(dst, digits[:point]...)
+	dst = append(dst, '.')
+	return append(dst, digits[point:]...)
+}
+
+// shortestDigits returns the shortest decimal digits that read back as f,
+// a positive finite double, and the position of the decimal point
+// relative to them: f = 0.digits × 10^point. Python's repr and
+// JavaScript's Number::toString both start from these digits (the
+// shortest, and of those the closest to f).
+func shortestDigits(f float64) (digits string, point int) {
+	s := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±xx
+	mant, exp, _ := strings.Cut(s, "e")
+	e, _ := strconv.Atoi(exp)
+	return strings.Replace(mant, ".", "", 1), e + 1
+}
+
+// appendPythonString writes s as json.dumps does with ensure_ascii.
+func appendPythonString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	escape := func(dst []byte, u rune) []byte {
+		return append(dst, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+	}
+	dst = append(dst, '"')
+	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as json decoding made it
+		switch r {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			switch {
+			case r >= ' ' && r <= '~':
+				dst = append(dst, byte(r))
+			case r > 0xffff:
+				r -= 0x10000
+				dst = escape(dst, 0xd800+(r>>10))
+				dst = escape(dst, 0xdc00+(r&0x3ff))
+			default:
+				dst = escape(dst, r)
+			}
+		}
+	}
+	return append(dst, '"')
+}

@@ -1,0 +1,281 @@
+package idempotency
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The PowertoolsTypeScript key hashes what Powertools for AWS Lambda
+// (TypeScript) hashes: JSON.stringify(deepSort(value)) of the value its
+// JMESPath search returns on the event as JSON.parse decoded it
+// (BasePersistenceLayer.getHashedIdempotencyKey). appendTypeScript writes
+// that text from the value our search returns on the raw event, byte for
+// byte:
+//
+//   - Every number is a double: 1.0 and 1e0 are 1, -0 is 0, an integer
+//     past 2^53 is rounded (12345678901234567890 is 12345678901234567000),
+//     and one beyond a double's range is null. A double is written as
+//     Number::toString writes it: the shortest digits that read back the
+//     same double, with an exponent below 1e-6 and from 1e21 on.
+//   - Strings keep their characters as UTF-8; only \" \\ \b \f \n \r \t
+//     and the other control characters (\u00xx, lowercase) are escaped.
+//   - deepSort orders an object's members by their names' toLowerCase(),
+//     compared as UTF-16 code units. Its comparator never answers "equal",
+//     so two names with the same lowercase form come out in an order that
+//     depends on the sort's steps: such a value is refused. Then, as for
+//     every JavaScript object, names that are array indexes ("0" to
+//     "4294967294", as written by String(n)) come first, in numeric order.
+//     A member named __proto__ is dropped: deepSort's assignment of it sets
+//     the new object's prototype instead of making a member.
+
+// errTypeScriptOrder reports an object that Powertools TypeScript cannot
+// key deterministically.
+var errTypeScriptOrder = errors.New("two member names with the same lowercase form, which Powertools TypeScript orders unpredictably")
+
+// appendTypeScript appends v as JSON.stringify(deepSort(v)) writes the
+// value JSON.parse gives for it. v is made of what encoding/json decodes
+// with UseNumber.
+func appendTypeScript(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case string:
+		return appendTypeScriptString(dst, v), nil
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, fmt.Errorf("idempotency: number %q: %w", v, err)
+		}
+		return appendTypeScriptNumber(dst, f), nil
+	case float64:
+		return appendTypeScriptNumber(dst, v), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendTypeScript(dst, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		names, err := typeScriptOrder(v)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, '{')
+		for i, name := range names {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendTypeScriptString(dst, name)
+			dst = append(dst, ':')
+			if dst, err = appendTypeScript(dst, v[name]); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	return nil, fmt.Errorf("idempotency: cannot write %T as JSON.stringify", v)
+}
+
+// typeScriptOrder returns the names of obj in the order in which
+// JSON.stringify(deepSort(obj)) writes them.
+func typeScriptOrder(obj map[string]any) ([]string, error) {
+	type member struct {
+		name  string
+		lower []uint16 // toLowerCase(name), in UTF-16
+		index int64    // the array index the name is, or -1
+	}
+	members := make([]member, 0, len(obj))
+	for name := range obj {
+		if name == "__proto__" {
+			continue
+		}
+		members = append(members, member{name, utf16.Encode([]rune(jsToLower(name))), arrayIndex(name)})
+	}
+	slices.SortFunc(members, func(a, b member) int {
+		switch {
+		case a.index >= 0 && b.index >= 0:
+			return cmpInt(a.index, b.index)
+		case a.index >= 0:
+			return -1
+		case b.index >= 0:
+			return 1
+		}
+		return slices.Compare(a.lower, b.lower)
+	})
+	names := make([]string, len(members))
+	for i, m := range members {
+		if i > 0 && m.index < 0 && slices.Equal(m.lower, members[i-1].lower) {
+			return nil, errTypeScriptOrder
+		}
+		names[i] = m.name
+	}
+	return names, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// arrayIndex returns the array index that name is, or -1: a canonical
+// numeric string of an integer from 0 to 2^32-2, which JavaScript lists
+// before an object's other property names.
+func arrayIndex(name string) int64 {
+	if name == "" || len(name) > 10 || (name[0] == '0' && name != "0") {
+		return -1
+	}
+	n, err := strconv.ParseUint(name, 10, 64)
+	if err != nil || n > math.MaxUint32-1 {
+		return -1
+	}
+	return int64(n)
+}
+
+// jsToLower is String.prototype.toLowerCase: each character's lowercase
+// mapping, but for the two that Unicode's SpecialCasing gives another
+// (without a language): U+0130 (İ) becomes "i\u0307", and Σ becomes a
+// final ς where it ends a word (the Final_Sigma condition).
+func jsToLower(s string) string {
+	runes := []rune(s)
+	var b strings.Builder
+	for i, r := range runes {
+		switch {
+		case r == 'İ':
+			b.WriteString("i\u0307")
+		case r == 'Σ' && finalSigma(runes, i):
+			b.WriteRune('ς')
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// finalSigma reports whether runes[i] is preceded by a cased letter and
+// then only case-ignorable characters, and is not followed by case-ignorable
+// characters and then a cased letter (Unicode, Table 3-17).
+func finalSigma(runes []rune, i int) bool {
+	j := i - 1
+	for j >= 0 && caseIgnorable(runes[j]) {
+		j--
+	}
+	if j < 0 || !cased(runes[j]) {
+		return false
+	}
+	k := i + 1
+	for k < len(runes) && caseIgnorable(runes[k]) {
+		k++
+	}
+	return k == len(runes) || !cased(runes[k])
+}
+
+// cased is Unicode's Cased property.
+func cased(r rune) bool {
+	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
+}
+
+// caseIgnorable is Unicode's Case_Ignorable property: the categories Mn,
+// Me, Cf, Lm and Sk, and the characters whose Word_Break is MidLetter,
+// MidNumLet or Single_Quote.
+func caseIgnorable(r rune) bool {
+	switch r {
+	case '\'', '.', ':', 0xb7, 0x387, 0x55f, 0x5f4, 0x2018, 0x2019, 0x2024, 0x2027,
+		0xfe13, 0xfe52, 0xfe55, 0xff07, 0xff0e, 0xff1a:
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+}
+
+// appendTypeScriptNumber writes f as JSON.stringify does: NaN and the
+// infinities as null, others as Number::toString (ECMA-262, 6.1.6.1.20).
+func appendTypeScriptNumber(dst []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(dst, "null"...)
+	}
+	if f == 0 {
+		return append(dst, '0') // -0 too
+	}
+	if f < 0 {
+		dst = append(dst, '-')
+		f = -f
+	}
+	digits, n := shortestDigits(f)
+	k := len(digits)
+	switch {
+	case k <= n && n <= 21:
+		dst = append(dst, digits...)
+		return append(dst, strings.Repeat("0", n-k)...)
+	case 0 < n && n <= 21:
+		dst = append(dst, digits[:n]...)
+		dst = append(dst, '.')
+		return append(dst, digits[n:]...)
+	case -6 < n && n <= 0:
+		dst = append(dst, "0."...)
+		dst = append(dst, strings.Repeat("0", -n)...)
+		return append(dst, digits...)
+	}
+	dst = append(dst, digits[0])
+	if k > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
+	}
+	dst = append(dst, 'e')
+	if n-1 < 0 {
+		dst = append(dst, '-')
+		return strconv.AppendInt(dst, int64(1-n), 10)
+	}
+	dst = append(dst, '+')
+	return strconv.AppendInt(dst, int64(n-1), 10)
+}
+
+// appendTypeScriptString writes s as JSON.stringify does.
+func appendTypeScriptString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as json decoding made it
+		switch r {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			if r < ' ' {
+				dst = append(dst, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+			} else {
+				dst = utf8.AppendRune(dst, r)
+			}
+		}
+	}
+	return append(dst, '"')
+}
