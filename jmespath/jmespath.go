@@ -49,6 +49,26 @@ func MustCompile(expr string) *Expression {
 // String returns the source text of the expression.
 func (e *Expression) String() string { return e.src }
 
+// MultiSelect reports whether the expression's value is made by a
+// multi-select list or hash, such as [a, b] or {a: a, b: b}, at its end
+// (after a pipe or a sub-expression too): each member of the value is what
+// one of the expressions in it selected, null where that was nothing.
+func (e *Expression) MultiSelect() bool {
+	for n := e.tree.root; n != nil; {
+		switch n.kind {
+		case nMultiList, nMultiHash:
+			return true
+		case nPipe:
+			n = n.right
+		case nSubexpr:
+			n = n.children[len(n.children)-1]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // Search evaluates the expression against data, which must be made of the
 // values encoding/json decodes into an any (see the package documentation).
 // data is never modified. The result may share arrays and objects with data.

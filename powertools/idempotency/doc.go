@@ -18,8 +18,10 @@
 // written). The same event with its fields in another order has the same
 // key. [WithHash] sets another hash; [WithCompatibility] makes the keys and
 // records those of Powertools Python or TypeScript instead, so that a Go
-// function shares a table's records with Powertools functions. A selection that is null, "", [], {} or an array holding a null (a
-// multi-select with a path absent) is no key; 0 and false are keys.
+// function shares a table's records with Powertools functions. A
+// selection that is null, "", [], {}, an array holding a null, or a
+// multi-select hash holding one (a multi-select with a path absent) is no
+// key; 0 and false are keys.
 //
 // The key and the validated value are exactly what encoding/json gives the
 // handler's struct fields on the same paths, or the event is refused. The

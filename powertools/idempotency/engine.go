@@ -147,7 +147,7 @@ func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err e
 	if err != nil {
 		return "", "", OutcomeInvalidEvent, err
 	}
-	if missing(keyValue) {
+	if missing(keyValue, e.keyExpr.MultiSelect()) {
 		if e.keyRequired {
 			return "", "", OutcomeMissingKey, &MissingKeyError{Expression: e.keyExpr.String()}
 		}

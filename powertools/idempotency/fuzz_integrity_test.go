@@ -359,7 +359,7 @@ func isMissingKey(v any) bool {
 		}
 		return len(v) == 0
 	case map[string]any:
-		return len(v) == 0
+		return len(v) == 0 // no fuzzConfigs key is a multi-select hash
 	}
 	return false
 }

@@ -21,13 +21,17 @@ import (
 // the whole value and is a fixed point. The Powertools compatibility modes
 // hash another text instead: see python.go and typescript.go.
 
-// missing reports whether v counts as no key at all: null, "", [], {}, or
-// an array holding a null. 0 and false are keys: a caller may well number
-// its requests from zero. An array is what a multi-select key such as
-// [customer_id, order_id] gives; with one of its paths absent, the others
-// alone would key the event, and a customer's second order would get the
-// first one's response.
-func missing(v any) bool {
+// missing reports whether v, what the key expression selected, counts as
+// no key at all: null, "", [], {}, an array holding a null, or, when the
+// expression is a multi-select (multi), an object holding a null. 0 and
+// false are keys: a caller may well number its requests from zero. An
+// array or object with a null is what a multi-select key such as
+// [customer_id, order_id] or {c: customer_id, o: order_id} gives when one
+// of its paths is absent; the others alone would key the event, and a
+// customer's second order would get the first one's response. An object
+// that the expression selects as it is in the event (the whole event, say)
+// may hold nulls of its own, and is a key.
+func missing(v any, multi bool) bool {
 	switch v := v.(type) {
 	case nil:
 		return true
@@ -36,6 +40,13 @@ func missing(v any) bool {
 	case []any:
 		return len(v) == 0 || slices.Contains(v, nil)
 	case map[string]any:
+		if multi {
+			for _, m := range v {
+				if m == nil {
+					return true
+				}
+			}
+		}
 		return len(v) == 0
 	}
 	return false

@@ -78,10 +78,15 @@ func TestMissing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := missing(tc.v); got != tc.want {
+			if got := missing(tc.v, false); got != tc.want {
 				t.Errorf("missing(%#v) = %v, want %v", tc.v, got, tc.want)
 			}
 		})
+	}
+	// From a multi-select hash, a null member is a path that selected
+	// nothing.
+	if !missing(map[string]any{"c": "C-1", "o": nil}, true) || missing(map[string]any{"c": "C-1"}, true) {
+		t.Error("a multi-select hash: a null member is no key, none is a key")
 	}
 }
 

@@ -37,6 +37,8 @@ func TestMissingKeyRules(t *testing.T) {
 		{"array with a null", `[null,1]`, true},
 		{"array without nulls", `[0,1]`, false},
 		{"object", `{"a":1}`, false},
+		// A selected object may hold nulls of its own.
+		{"object with a null", `{"c":"C-1","o":null}`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,11 +150,21 @@ func TestNumbersKeptAsWritten(t *testing.T) {
 // path absent is no key: keyed on the customer alone, a customer's second
 // order would get the first one's response.
 func TestMultiSelectKeyWithAbsentPath(t *testing.T) {
-	for _, required := range []bool{false, true} {
-		t.Run(fmt.Sprintf("required=%v", required), func(t *testing.T) {
+	for _, tt := range []struct {
+		expr     string
+		required bool
+	}{
+		{"[customer_id, order_id]", false},
+		{"[customer_id, order_id]", true},
+		{"{c: customer_id, o: order_id}", false},
+		{"{c: customer_id, o: order_id}", true},
+		{"@ | {c: customer_id, o: order_id}", true},
+	} {
+		required := tt.required
+		t.Run(fmt.Sprintf("%s,required=%v", tt.expr, required), func(t *testing.T) {
 			var e echo
 			h := idempotency.Wrap(idempotencytest.NewStore(), e.handle, idempotency.WithKeyPrefix("p"),
-				idempotency.WithEventKey("[customer_id, order_id]"), idempotency.WithKeyRequired(required))
+				idempotency.WithEventKey(tt.expr), idempotency.WithKeyRequired(required))
 			if _, err := h.Invoke(context.Background(), []byte(`{"customer_id":"c1","order_id":"o1"}`)); err != nil {
 				t.Fatal(err)
 			}

@@ -101,8 +101,9 @@ func WithKeyPrefix(prefix string) Option {
 }
 
 // WithKeyRequired sets what happens when the event key expression selects
-// nothing (null, "", [], {} or an array holding a null): with true, the invocation
-// fails with a [*MissingKeyError] and the handler does not run.
+// nothing (null, "", [], {}, an array holding a null, or a multi-select
+// hash such as {c: customer_id, o: order_id} holding one): with true, the
+// invocation fails with a [*MissingKeyError] and the handler does not run.
 //
 // Default: false: the handler runs without idempotency and a warning is
 // logged, as in Powertools for AWS Lambda.
