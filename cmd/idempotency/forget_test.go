@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// before returns an API option that runs fn once, just before the
+// command's first request of the operation op is sent: a way to make
+// something happen between the command's read and its write.
+func before(op string, fn func()) func(*middleware.Stack) error {
+	var once sync.Once
+	return func(stack *middleware.Stack) error {
+		return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("before"+op,
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				if awsmiddleware.GetOperationName(ctx) == op {
+					once.Do(fn)
+				}
+				return next.HandleFinalize(ctx, in)
+			}), middleware.Before)
+	}
+}
+
+// startBlocked starts an invocation of event that holds its lease until
+// the returned function lets it go, which then waits for it to end.
+func (s *shop) startBlocked(t *testing.T, event string) (finish func() error) {
+	t.Helper()
+	s.mu.Lock()
+	s.entered, s.block = make(chan struct{}), make(chan struct{})
+	block := s.block
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.h.Invoke(context.Background(), []byte(event))
+		done <- err
+	}()
+	<-s.entered
+	s.mu.Lock()
+	s.block = nil
+	s.mu.Unlock()
+	return sync.OnceValue(func() error {
+		close(block)
+		return <-done
+	})
+}
+
+func TestForget(t *testing.T) {
+	for _, srv := range dynamoServers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := newWorld(t, srv.env)
+			const ev = `{"order_id":"o-1","amount":1250}`
+			w.shop.invoke(t, ev)
+			key := w.keyOf(t, ev)
+			file := writeFile(t, "event.json", ev)
+			rec := w.get(t, key)
+
+			// Not the record the operator saw: refused, kept.
+			r := w.h.run(t, w.cmd("forget", "--token", "0123", file)...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "not the record you saw") || w.get(t, key) == nil {
+				t.Errorf("forget with another token: %v", r)
+			}
+			w.h.run(t, w.cmd("forget", "--status", "UNCERTAIN", file)...).want(t, exitFailed)
+
+			// As seen: deleted, and the event runs again.
+			r = w.h.run(t, w.cmd("forget", "--token", rec.LeaseToken, "--status", "completed", file)...).want(t, exitOK)
+			wantContains(t, r, "deleted", key, rec.LeaseToken, "COMPLETED")
+			if w.get(t, key) != nil {
+				t.Fatal("the record is still there")
+			}
+			w.shop.invoke(t, ev)
+			if n := w.shop.effectsOf("o-1"); n != 2 {
+				t.Errorf("after forget, the effect ran %d times, want 2", n)
+			}
+
+			// Gone: nothing to forget.
+			w.h.run(t, "forget", "--table", w.table, "--key", "orders-fn#nothing").want(t, exitFailed)
+		})
+	}
+}
+
+// TestForgetLiveInvocation: a record whose invocation still runs is kept
+// unless forced; forced, it is deleted, and the invocation, when it
+// ends, finds its lease lost and writes nothing.
+func TestForgetLiveInvocation(t *testing.T) {
+	for _, srv := range dynamoServers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := newWorld(t, srv.env)
+			const ev = `{"order_id":"o-live","amount":1}`
+			finish := w.shop.startBlocked(t, ev)
+			defer finish()
+			key := w.keyOf(t, ev)
+			file := writeFile(t, "event.json", ev)
+
+			r := w.h.run(t, w.cmd("forget", file)...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "live lease") || w.get(t, key).Status != idempotency.StatusInProgress {
+				t.Errorf("forget of a live lease: %v", r)
+			}
+			r = w.h.run(t, w.cmd("forget", "--force", file)...).want(t, exitOK)
+			wantContains(t, r, "deleted", "INPROGRESS")
+			if err := finish(); err != nil {
+				t.Fatal(err)
+			}
+			if got := w.shop.lastOutcome(); got != idempotency.OutcomeLeaseLost {
+				t.Errorf("the invocation ended %s, want lease_lost", got)
+			}
+			if rec := w.get(t, key); rec != nil {
+				t.Errorf("after a forced forget, the invocation wrote %+v", rec)
+			}
+		})
+	}
+}
+
+// TestForgetRacesCompletion: the invocation completes between forget's
+// read (INPROGRESS, forced) and its delete. The delete is conditioned on
+// the record forget showed, so the response is kept: forget says so, and
+// the event is not run again.
+func TestForgetRacesCompletion(t *testing.T) {
+	for _, srv := range dynamoServers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := newWorld(t, srv.env)
+			const ev = `{"order_id":"o-race","amount":1}`
+			finish := w.shop.startBlocked(t, ev)
+			defer finish()
+			key := w.keyOf(t, ev)
+			w.h.apiOptions = append(w.h.apiOptions, before("DeleteItem", func() {
+				if err := finish(); err != nil {
+					t.Error(err)
+				}
+			}))
+			r := w.h.run(t, w.cmd("forget", "--force", writeFile(t, "event.json", ev))...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "not deleted: the record changed meanwhile") {
+				t.Errorf("forget: %v", r)
+			}
+			wantContains(t, r, "the record now", "COMPLETED")
+			if rec := w.get(t, key); rec == nil || rec.Status != idempotency.StatusComplete {
+				t.Fatalf("the completed record is gone: %+v", rec)
+			}
+			if out, err := w.shop.invoke(t, ev); err != nil || w.shop.effectsOf("o-race") != 1 {
+				t.Errorf("a duplicate got %s, %v, and the effect ran %d times; want the stored response, once", out, err, w.shop.effectsOf("o-race"))
+			}
+		})
+	}
+}
+
+// TestForgetConcurrently runs forced forgets against invocations that
+// complete at the same moment, many times: whichever comes first, a
+// record is either deleted before it completed (and the invocation finds
+// its lease lost) or kept completed (and forget says it changed); never
+// is a completed response deleted.
+func TestForgetConcurrently(t *testing.T) {
+	w := newWorld(t, dynamoServers[0].env)
+	file := writeFile(t, "event.json", "")
+	deleted, kept := 0, 0
+	for i := range 12 {
+		ev := `{"order_id":"o-` + strings.Repeat("x", i) + `","amount":1}`
+		if err := writeTo(file, ev); err != nil {
+			t.Fatal(err)
+		}
+		finish := w.shop.startBlocked(t, ev)
+		key := w.keyOf(t, ev)
+		var wg sync.WaitGroup
+		var r result
+		// The operator saw it INPROGRESS, and forces it.
+		wg.Go(func() { r = w.h.run(t, w.cmd("forget", "--status", "inprogress", "--force", file)...) })
+		time.Sleep(time.Duration(i) * time.Millisecond)
+		if err := finish(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		rec := w.get(t, key)
+		switch outcome := w.shop.lastOutcome(); {
+		case r.status == exitOK && rec == nil && outcome == idempotency.OutcomeLeaseLost:
+			deleted++
+		case r.status == exitFailed && rec != nil && rec.Status == idempotency.StatusComplete && outcome == idempotency.OutcomeNew:
+			kept++
+		default:
+			t.Errorf("round %d: forget %v; record %+v; invocation %s", i, r, rec, outcome)
+		}
+	}
+	t.Logf("%d forgets came first, %d completions", deleted, kept)
+}
+
+func TestResolve(t *testing.T) {
+	for _, srv := range dynamoServers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := newWorld(t, srv.env)
+			uncertain := func(id string) (string, string) {
+				t.Helper()
+				ev := `{"order_id":"` + id + `","amount":7,"uncertain":true}`
+				if _, err := w.shop.invoke(t, ev); !errors.As(err, new(*idempotency.UncertainError)) {
+					t.Fatalf("first call: %v, want an UncertainError", err)
+				}
+				if _, err := w.shop.invoke(t, ev); !errors.As(err, new(*idempotency.UncertainError)) {
+					t.Fatalf("duplicate: %v, want an UncertainError", err)
+				}
+				return ev, writeFile(t, id+".json", ev)
+			}
+			response := writeFile(t, "response.json", "{\n  \"order_id\": \"u-1\",\n  \"status\": \"fulfilled by hand\"\n}\n")
+
+			// It happened: COMPLETED with the response, which duplicates get.
+			ev, file := uncertain("u-1")
+			r := w.h.run(t, w.cmd("resolve", "--completed", "--response", response, file)...).want(t, exitOK)
+			wantContains(t, r, "was", "UNCERTAIN", "resolved as completed", "COMPLETED")
+			out, err := w.shop.invoke(t, ev)
+			if err != nil || string(out) != `{"order_id":"u-1","status":"fulfilled by hand"}` || w.shop.effectsOf("u-1") != 1 {
+				t.Errorf("after resolve --completed, a duplicate got %s, %v (effects %d)", out, err, w.shop.effectsOf("u-1"))
+			}
+			// Already resolved: refused.
+			r = w.h.run(t, w.cmd("resolve", "--failed", file)...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "not UNCERTAIN") {
+				t.Errorf("resolve of a COMPLETED record: %v", r)
+			}
+
+			// It did not: deleted, and the next delivery runs the handler.
+			ev, file = uncertain("u-2")
+			w.h.run(t, w.cmd("resolve", "--failed", file)...).want(t, exitOK)
+			w.shop.invoke(t, strings.Replace(ev, `,"uncertain":true`, "", 1))
+			if n := w.shop.effectsOf("u-2"); n != 2 {
+				t.Errorf("after resolve --failed, the effect ran %d times, want 2", n)
+			}
+
+			// A reconciler holds it: refused unless forced.
+			_, file = uncertain("u-3")
+			key := w.keyOf(t, `{"order_id":"u-3"}`)
+			rec := w.get(t, key)
+			reconciling := *rec
+			reconciling.LeaseToken, reconciling.LeaseEnd = "reconciler", time.Now().Add(time.Minute).Truncate(time.Millisecond)
+			if err := w.store.Reclaim(t.Context(), &reconciling, rec.LeaseToken); err != nil {
+				t.Fatal(err)
+			}
+			r = w.h.run(t, w.cmd("resolve", "--failed", file)...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "live lease") {
+				t.Errorf("resolve of a record being reconciled: %v", r)
+			}
+			w.h.run(t, w.cmd("resolve", "--failed", "--force", file)...).want(t, exitOK)
+
+			// Reclaimed between resolve's read and its write: not written.
+			_, file = uncertain("u-4")
+			key = w.keyOf(t, `{"order_id":"u-4"}`)
+			racer := &harness{endpoint: w.h.endpoint, apiOptions: []func(*middleware.Stack) error{before("PutItem", func() {
+				rec := w.get(t, key)
+				taken := *rec
+				taken.LeaseToken = "reconciler"
+				if err := w.store.Reclaim(context.Background(), &taken, rec.LeaseToken); err != nil {
+					t.Error(err)
+				}
+			})}}
+			r = racer.run(t, w.cmd("resolve", "--completed", "--response", response, file)...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "not resolved: the record changed meanwhile") || w.get(t, key).LeaseToken != "reconciler" {
+				t.Errorf("resolve racing a reconciler: %v", r)
+			}
+
+			for name, args := range map[string][]string{
+				"neither":           {"resolve", "--table", w.table, "--key", key},
+				"both":              {"resolve", "--table", w.table, "--key", key, "--completed", "--failed"},
+				"no response":       {"resolve", "--table", w.table, "--key", key, "--completed"},
+				"response, failed":  {"resolve", "--table", w.table, "--key", key, "--failed", "--response", response},
+				"response not JSON": {"resolve", "--table", w.table, "--key", key, "--completed", "--response", writeFile(t, "r.txt", "fulfilled")},
+			} {
+				if r := w.h.run(t, args...); r.status != exitUsage {
+					t.Errorf("%s: want exit %d, got %v", name, exitUsage, r)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gopowertools/lambda/internal/testenv"
+)
+
+// TestLintRepositoryTemplate: the repository's own template keeps every
+// rule.
+func TestLintRepositoryTemplate(t *testing.T) {
+	r := (&harness{}).run(t, "lint", filepath.Join(testenv.RepoRoot(), "template.yaml"))
+	if r.status != exitOK || r.stdout != "" {
+		t.Errorf("template.yaml is not clean: %v", r)
+	}
+}
+
+// TestLintTestdata runs lint on each template of testdata/lint: clean.yaml
+// has no finding, and each other file gets exactly the findings its
+// "# want: RESOURCE RULE" lines list, each with a fix.
+func TestLintTestdata(t *testing.T) {
+	files, err := filepath.Glob("testdata/lint/*.yaml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("testdata/lint: %d files, %v", len(files), err)
+	}
+	rules := map[string]bool{}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for line := range strings.Lines(string(raw)) {
+				if w, ok := strings.CutPrefix(line, "# want: "); ok {
+					want = append(want, strings.TrimSpace(w))
+				}
+			}
+			r := (&harness{}).run(t, "lint", file)
+			var got []string
+			for line := range strings.Lines(r.stdout) {
+				resource, rest, _ := strings.Cut(line, ": ")
+				rule, rest, _ := strings.Cut(rest, ": ")
+				got = append(got, resource+" "+rule)
+				rules[rule] = true
+				if !strings.Contains(rest, " Fix: ") {
+					t.Errorf("a finding without a fix: %s", line)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("findings:\n  %s\nwant:\n  %s\n%v", strings.Join(got, "\n  "), strings.Join(want, "\n  "), r)
+			}
+			wantStatus := exitFailed
+			if len(want) == 0 {
+				wantStatus = exitOK
+			}
+			r.want(t, wantStatus)
+		})
+	}
+	for _, rule := range []string{"visibility-timeout", "dead-letter-queue", "max-receive-count", "batch-item-failures", "dead-letter-alarm", "table-ttl", "table-access", "record-expiry", "key-path", "settings"} {
+		if !rules[rule] {
+			t.Errorf("no template of testdata/lint breaks %s", rule)
+		}
+	}
+}
+
+func TestLintUnreadable(t *testing.T) {
+	for name, path := range map[string]string{
+		"missing":      filepath.Join(t.TempDir(), "template.yaml"),
+		"not YAML":     writeFile(t, "bad.yaml", "Resources: [\n"),
+		"no Resources": writeFile(t, "empty.yaml", "AWSTemplateFormatVersion: \"2010-09-09\"\n"),
+		"a list":       writeFile(t, "list.yaml", "- a\n- b\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := (&harness{}).run(t, "lint", path).want(t, exitUsage)
+			if r.stdout != "" || r.stderr == "" {
+				t.Errorf("want the reason on stderr only: %v", r)
+			}
+		})
+	}
+}
+
+// TestLintJSONTemplate: a template in JSON, with the long forms of the
+// intrinsic functions, reads as its YAML twin does.
+func TestLintJSONTemplate(t *testing.T) {
+	path := writeFile(t, "template.json", `{
+  "Resources": {
+    "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 10}},
+    "Consumer": {
+      "Type": "AWS::Serverless::Function",
+      "Properties": {
+        "Timeout": 2,
+        "Events": {"Q": {"Type": "SQS", "Properties": {
+          "Queue": {"Fn::GetAtt": ["Queue", "Arn"]},
+          "FunctionResponseTypes": ["ReportBatchItemFailures"]}}}
+      }
+    }
+  }
+}`)
+	r := (&harness{}).run(t, "lint", path).want(t, exitFailed)
+	for _, want := range []string{"Queue: visibility-timeout: its visibility timeout of 10 s is under 6 times the timeout of Consumer (2 s)", "Queue: dead-letter-queue: "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lint wrote:\n%s\nwant a line with %q", r.stdout, want)
+		}
+	}
+}

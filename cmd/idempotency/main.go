@@ -1,0 +1,215 @@
+// Command idempotency is the operator's tool for the idempotency records
+// that github.com/gopowertools/lambda functions keep in DynamoDB, and for
+// the queues and templates around them.
+//
+//	go install github.com/gopowertools/lambda/cmd/idempotency@latest
+//
+// Usage:
+//
+//	idempotency <command> [flags] [arguments]
+//
+// The commands:
+//
+//	inspect   compute an event's key as its function does, and show the record
+//	list      list records by status and age
+//	forget    delete one record, so that its event is processed again
+//	resolve   settle an UNCERTAIN record as completed, or as failed
+//	redrive   move a dead-letter queue's messages back to their queue
+//	lint      check a SAM template against the delivery rules
+//
+// Each takes -help. The AWS configuration (credentials, region, endpoints)
+// comes from the SDK's usual sources: AWS_PROFILE, AWS_REGION,
+// AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS and
+// the shared configuration files.
+//
+// Exit status: 0 when the command did what was asked (lint: no breach), 1
+// when it did not (a record changed, a breach, an AWS error), 2 when the
+// command line or the template cannot be read. docs/operations.md, in the
+// repository, has a session of each command.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+)
+
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+const usage = `idempotency: the operator's tool for the idempotency records of
+github.com/gopowertools/lambda functions, kept in DynamoDB.
+
+Usage:
+
+	idempotency <command> [flags] [arguments]
+
+Commands:
+
+	inspect   compute an event's key as its function does, and show the record
+	list      list records by status and age
+	forget    delete one record, so that its event is processed again
+	resolve   settle an UNCERTAIN record as completed, or as failed
+	redrive   move a dead-letter queue's messages back to their queue
+	lint      check a SAM template against the delivery rules
+
+Run 'idempotency <command> -help' for a command's flags. AWS credentials,
+region and endpoints come from the SDK's usual sources (AWS_PROFILE,
+AWS_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS).
+`
+
+// cli is one run of the command: where it writes, what it reads of its
+// environment, its clock and its AWS configuration, all replaceable in
+// tests.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// terminal reports whether stderr is a terminal: only then is a
+	// progress line written there.
+	terminal bool
+	environ  func() []string // os.Environ
+	now      func() time.Time
+	// awsConfig loads the AWS configuration; config.LoadDefaultConfig
+	// outside tests.
+	awsConfig func(context.Context) (aws.Config, error)
+	// pollEvery is how often redrive asks about a move task.
+	pollEvery time.Duration
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	c := &cli{
+		stdin:    os.Stdin,
+		stdout:   os.Stdout,
+		stderr:   os.Stderr,
+		terminal: isTerminal(os.Stderr),
+		environ:  os.Environ,
+		now:      time.Now,
+		awsConfig: func(ctx context.Context) (aws.Config, error) {
+			return config.LoadDefaultConfig(ctx)
+		},
+		pollEvery: 5 * time.Second,
+	}
+	os.Exit(c.run(ctx, os.Args[1:]))
+}
+
+// isTerminal reports whether f is a character device, as a terminal is:
+// enough to tell a person watching from a pipe or a file, without a
+// dependency.
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// run runs the command line args (without the program name) and returns
+// the exit status.
+func (c *cli) run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usage)
+		return exitUsage
+	}
+	commands := map[string]func(context.Context, []string) int{
+		"inspect": c.inspect,
+		"list":    c.list,
+		"forget":  c.forget,
+		"resolve": c.resolve,
+		"redrive": c.redrive,
+		"lint":    c.lint,
+	}
+	switch name := args[0]; name {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(c.stdout, usage)
+		return exitOK
+	default:
+		cmd, ok := commands[name]
+		if !ok {
+			fmt.Fprintf(c.stderr, "idempotency: unknown command %q\n\n%s", name, usage)
+			return exitUsage
+		}
+		return cmd(ctx, args[1:])
+	}
+}
+
+// flags returns the flag set of a command, whose -help prints synopsis
+// and about, then the flags.
+func (c *cli) flags(name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: idempotency %s %s\n\n%s\nFlags:\n", name, synopsis, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args into fs and checks the number of arguments left.
+// When ok is false, the command ends with status: the help was asked for,
+// or the command line is wrong (which fs has reported).
+func (c *cli) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) (status int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if n := fs.NArg(); n < minArgs || n > maxArgs {
+		fmt.Fprintf(c.stderr, "idempotency %s: want %s, got %d\n", fs.Name(), argCount(minArgs, maxArgs), n)
+		fs.Usage()
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+func argCount(lo, hi int) string {
+	switch {
+	case lo == hi:
+		return count(lo, "argument", "arguments")
+	case lo == 0:
+		return "at most " + count(hi, "argument", "arguments")
+	}
+	return fmt.Sprintf("%d to %d arguments", lo, hi)
+}
+
+// fail reports err for the command name and returns exitFailed.
+func (c *cli) fail(name string, err error) int {
+	fmt.Fprintf(c.stderr, "idempotency %s: %v\n", name, err)
+	return exitFailed
+}
+
+// getenv returns the environment variable name, or "".
+func (c *cli) getenv(name string) string {
+	for _, kv := range c.environ() {
+		if n, v, _ := strings.Cut(kv, "="); n == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// count writes n and the noun: one, or many unless n is 1.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// usageError reports a bad command line and returns exitUsage.
+func (c *cli) usageError(name string, format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "idempotency %s: %s\n", name, fmt.Sprintf(format, args...))
+	return exitUsage
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+const resolveAbout = `Settles an UNCERTAIN record once you know from the downstream what
+happened (docs/uncertain-outcomes.md):
+
+  --completed --response FILE   the effect happened: the record becomes
+                                COMPLETED with FILE's JSON as its response,
+                                which every later delivery gets, as if the
+                                handler had returned it
+  --failed                      it did not: the record is deleted, and the
+                                next delivery runs the handler
+
+Like forget, it reads the record, shows it, and writes only if it is still
+the UNCERTAIN record shown (conditioned on its status and lease token), and
+refuses one that an invocation is reconciling unless --force. The response
+must be what the handler's result encodes to (encoding/json): a duplicate
+decodes it into the handler's result type.
+
+` + targetAbout + `
+Exit status: 0 when the record was settled, 1 when it was not (refused,
+changed, absent, or an AWS error), 2 on a bad command line.
+`
+
+func (c *cli) resolve(ctx context.Context, args []string) int {
+	fs := c.flags("resolve", "[flags] (--completed --response FILE | --failed) [EVENT_FILE]", resolveAbout)
+	var t target
+	t.register(fs)
+	var want expectation
+	want.register(fs)
+	completed := fs.Bool("completed", false, "the effect happened: complete the record with --response")
+	failed := fs.Bool("failed", false, "the effect did not happen: delete the record")
+	responseFile := fs.String("response", "", "the `file` holding the response (JSON) of --completed; - for standard input")
+	if status, ok := c.parse(fs, args, 0, 1); !ok {
+		return status
+	}
+	if *completed == *failed {
+		return c.usageError("resolve", "give one of --completed and --failed")
+	}
+	var response []byte
+	if *completed {
+		if *responseFile == "" {
+			return c.usageError("resolve", "--completed needs --response FILE, the handler's response as JSON")
+		}
+		raw, err := c.readEvent(*responseFile)
+		if err != nil {
+			return c.fail("resolve", err)
+		}
+		// Stored as the handler's encoder writes it: compact, no newline.
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return c.usageError("resolve", "--response %s is not JSON: %v", *responseFile, err)
+		}
+		response = buf.Bytes()
+	} else if *responseFile != "" {
+		return c.usageError("resolve", "--response goes with --completed")
+	}
+
+	sub, err := c.subject(ctx, &t, fs.Args())
+	if err != nil {
+		return c.fail("resolve", err)
+	}
+	rec, err := sub.store.Get(ctx, sub.key)
+	if err != nil {
+		return c.fail("resolve", err)
+	}
+	if rec.Status != idempotency.StatusUncertain {
+		c.show("the record", rec, sub)
+		return c.fail("resolve", fmt.Errorf("the record is %s, not UNCERTAIN: there is nothing to resolve (forget deletes a record of any status)", rec.Status))
+	}
+	if err := want.check(rec, c); err != nil {
+		c.show("the record", rec, sub)
+		return c.fail("resolve", err)
+	}
+	if *failed {
+		if err := sub.store.Delete(ctx, rec); err != nil {
+			return c.changed(ctx, "resolve", "not resolved", sub, err)
+		}
+		c.show("resolved as failed: deleted", rec, sub)
+		return exitOK
+	}
+	now := c.now()
+	done := &idempotency.Record{
+		Key:         rec.Key,
+		Status:      idempotency.StatusComplete,
+		Expiry:      now.Add(sub.settings.ExpiresAfter),
+		LeaseToken:  newToken(),
+		Response:    response,
+		PayloadHash: rec.PayloadHash,
+		CompletedAt: now,
+	}
+	// Reclaim writes over an UNCERTAIN record with the token read, and no
+	// other: what the library does when a reconcile function finds that
+	// the effect happened.
+	if err := sub.store.Reclaim(ctx, done, rec.LeaseToken); err != nil {
+		if errors.Is(err, idempotency.ErrRecordTooLarge) {
+			return c.fail("resolve", err)
+		}
+		return c.changed(ctx, "resolve", "not resolved", sub, err)
+	}
+	c.show("was", rec, sub)
+	// As stored: the expiry in seconds, the times in milliseconds.
+	if stored, err := sub.store.Get(ctx, sub.key); err == nil {
+		done = stored
+	}
+	c.show("resolved as completed", done, sub)
+	return exitOK
+}
+
+// newToken returns a lease token for a record the operator writes: 32 hex
+// digits, as the library's, from crypto/rand.
+func newToken() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails since Go 1.24: it crashes the program instead
+	return hex.EncodeToString(b[:])
+}
