@@ -1,0 +1,110 @@
+package responsestore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
+)
+
+// A response that cannot be encrypted or offloaded is not stored, in the
+// clear or at all: the record is completed without it, the handler's
+// effect is not run again, and duplicates get ResponseNotStoredError.
+func TestResponseNotStoredWhenSealFails(t *testing.T) {
+	large := string(jsonOf(2000, true))
+	tests := []struct {
+		name string
+		op   string
+		opts func(s3 *memS3, k *memKMS) []responsestore.Option
+		fail func(s3 *memS3, k *memKMS)
+	}{
+		{"kms", "encrypt", func(_ *memS3, k *memKMS) []responsestore.Option {
+			return []responsestore.Option{responsestore.WithKMS(k, "key-1"), responsestore.WithFunctionName("fn")}
+		}, func(_ *memS3, k *memKMS) { k.setFail(errUnavailable) }},
+		{"s3", "offload", func(s3 *memS3, _ *memKMS) []responsestore.Option {
+			return []responsestore.Option{responsestore.WithS3(s3, "b"), responsestore.WithOffloadThreshold(1000)}
+		}, func(s3 *memS3, _ *memKMS) { s3.failPut = errUnavailable }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s3, k := newMemS3(), newMemKMS("key-1")
+			tc.fail(s3, k)
+			inner := idempotencytest.NewStore()
+			logs := &logRecords{}
+			store := mustNew(t, inner, append(tc.opts(s3, k), responsestore.WithLogger(slog.New(logs)))...)
+			runs := 0
+			h := idempotency.Wrap(store, func(context.Context, struct{ ID string }) (string, error) {
+				runs++
+				return large, nil
+			}, idempotency.WithEventKey("ID"), idempotency.WithKeyPrefix("fn"))
+			out, err := h.Invoke(t.Context(), []byte(`{"ID":"1"}`))
+			if err != nil || len(out) < len(large) {
+				t.Fatalf("first call = %d bytes, %v; want the handler's response", len(out), err)
+			}
+			_, err = h.Invoke(t.Context(), []byte(`{"ID":"1"}`))
+			if _, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); !ok {
+				t.Fatalf("duplicate error = %v, want ResponseNotStoredError", err)
+			}
+			if runs != 1 {
+				t.Fatalf("handler ran %d times, want 1", runs)
+			}
+			recs := inner.Records()
+			if len(recs) != 1 || !recs[0].ResponseOmitted || len(recs[0].Response) != 0 {
+				t.Fatalf("stored %+v, want one record without its response", recs)
+			}
+			if got := logs.errors(); len(got) != 1 || !errors.Is(got[0], errUnavailable) {
+				t.Fatalf("logged errors %v, want the one cause", got)
+			}
+
+			// Complete's error matches ErrRecordTooLarge and the cause.
+			rec := recs[0]
+			rec.Response, rec.ResponseOmitted = []byte(large), false
+			err = store.Complete(t.Context(), &rec)
+			e, ok := errors.AsType[*responsestore.ResponseError](err)
+			if !ok || e.Op != tc.op || !errors.Is(err, idempotency.ErrRecordTooLarge) || !errors.Is(err, errUnavailable) {
+				t.Fatalf("Complete error = %v, want a ResponseError (%s) matching ErrRecordTooLarge and the cause", err, tc.op)
+			}
+			if got := inner.Records(); !bytes.Equal(got[0].Response, recs[0].Response) {
+				t.Fatal("a failed Complete changed the record")
+			}
+		})
+	}
+}
+
+// logRecords keeps the errors logged at error level.
+type logRecords struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < slog.LevelError {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && a.Key == "error" {
+			l.mu.Lock()
+			l.errs = append(l.errs, err)
+			l.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+
+func (l *logRecords) errors() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
+}
