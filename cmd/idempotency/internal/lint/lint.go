@@ -133,7 +133,9 @@ func (c *checker) checkIdempotent(fn *template.Function, sources []*source) {
 		return
 	}
 	s, _ := fn.Settings()
-	if !s.EventKeySet {
+	// A function wrapper's argument is not the event but what its code
+	// builds from it: keyed whole, it holds only what the code put there.
+	if !s.EventKeySet && s.WrapFunc == "" {
 		c.add(fn.ID, RuleKeyPath,
 			fmt.Sprintf("set %s in its Environment.Variables to the path of what identifies a request (such as powertools_json(body).order_id); when its code sets the key with WithEventKey or WrapFunc, declare it in Metadata.%s.EventKey.", template.EventKeyEnv, template.MetadataKey),
 			"it keeps idempotency records but sets no key path, so the key is the whole event, which holds what differs between two deliveries of one request (a message ID, a receipt, a timestamp): no duplicate is ever recognized.")
