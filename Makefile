@@ -99,7 +99,7 @@ bench-test: ## go test the bench/ module (its own go.mod: Powertools comparisons
 SOAK_INVOCATIONS ?= 10000
 
 .PHONY: bench-compare
-bench-compare: tools ## Go vs Powertools Python and TypeScript, on moto and in memory; writes docs/benchmarks.md
+bench-compare: tools ## Go vs Powertools Python and TypeScript, on moto, in memory and on Valkey; writes docs/benchmarks.md
 	@bench/powertools/install.sh
 	$(call step,bench-compare: go run ./powertools/compare (in bench/))
 	@scripts/with-servers.sh bash -c 'cd bench && $(GO) run ./powertools/compare -root ..'

@@ -8,6 +8,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/gopowertools/lambda v0.0.0-00010101000000-000000000000
 	github.com/jmespath/go-jmespath v0.4.0
+	github.com/redis/go-redis/v9 v9.23.0
 )
 
 require (
@@ -16,6 +17,9 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
 // The library is measured as it is in this checkout, and only this module,

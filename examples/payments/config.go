@@ -14,15 +14,23 @@ import (
 
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
 )
 
 const defaultProviderTimeout = 5 * time.Second
 
+// The stores IDEMPOTENCY_STORE chooses from.
+const (
+	storeDynamoDB     = "dynamodb"      // the default
+	storeRedis        = "redis"         // a Redis or Valkey server, or a replication group's primary
+	storeRedisCluster = "redis-cluster" // a Redis Cluster: ElastiCache Serverless or cluster mode on, MemoryDB
+)
+
 // newAppFromEnv builds the function from its environment.
 func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
-	table := os.Getenv("POWERTOOLS_IDEMPOTENCY_TABLE")
-	if table == "" {
-		return nil, errors.New("POWERTOOLS_IDEMPOTENCY_TABLE is not set")
+	store, err := storeFromEnv(ctx)
+	if err != nil {
+		return nil, err
 	}
 	providerURL := os.Getenv("PAYMENT_PROVIDER_URL")
 	if providerURL == "" {
@@ -36,19 +44,53 @@ func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
 		}
 		timeout = d
 	}
+	provider := &ProviderClient{BaseURL: providerURL, Timeout: timeout, HTTP: http.DefaultClient}
+	return NewApp(store, provider, log, appOptions(log)...)
+}
 
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("AWS configuration: %w", err)
+// storeFromEnv makes the store IDEMPOTENCY_STORE names: the DynamoDB table
+// of POWERTOOLS_IDEMPOTENCY_TABLE (dynamodb, the default), or the server
+// of REDIS_URL (redis, redis-cluster). Only the chosen store's variables
+// are read; the choice is never guessed from which of them are set, so a
+// REDIS_URL meant for something else does not move the records.
+func storeFromEnv(ctx context.Context) (idempotency.Store, error) {
+	switch kind := os.Getenv("IDEMPOTENCY_STORE"); kind {
+	case "", storeDynamoDB:
+		table := os.Getenv("POWERTOOLS_IDEMPOTENCY_TABLE")
+		if table == "" {
+			return nil, errors.New("POWERTOOLS_IDEMPOTENCY_TABLE is not set")
+		}
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("AWS configuration: %w", err)
+		}
+		return storeOrError(dynamo.New(dynamodb.NewFromConfig(cfg), func(o *dynamo.Options) {
+			o.TableName = table
+		}))
+	case storeRedis:
+		client, err := redisstore.ClientFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		return storeOrError(redisstore.New(client))
+	case storeRedisCluster:
+		client, err := redisstore.ClusterClientFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		return storeOrError(redisstore.New(client))
+	default:
+		return nil, fmt.Errorf("IDEMPOTENCY_STORE=%q: want %s (the default), %s or %s", kind, storeDynamoDB, storeRedis, storeRedisCluster)
 	}
-	store, err := dynamo.New(dynamodb.NewFromConfig(cfg), func(o *dynamo.Options) {
-		o.TableName = table
-	})
+}
+
+// storeOrError returns s as a Store, or the error: a nil *S in the
+// interface would not be a nil Store.
+func storeOrError[S idempotency.Store](s S, err error) (idempotency.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	provider := &ProviderClient{BaseURL: providerURL, Timeout: timeout, HTTP: http.DefaultClient}
-	return NewApp(store, provider, log, appOptions(log)...)
+	return s, nil
 }
 
 // appOptions is the middleware's configuration. The key is required: a

@@ -7,13 +7,20 @@
 //
 // Environment:
 //
-//	POWERTOOLS_IDEMPOTENCY_TABLE  the DynamoDB table of idempotency records (required)
+//	IDEMPOTENCY_STORE             where the idempotency records are kept: dynamodb (default),
+//	                              redis (a Redis or Valkey server, or a replication group's
+//	                              primary endpoint) or redis-cluster (ElastiCache Serverless,
+//	                              cluster mode on, MemoryDB)
+//	POWERTOOLS_IDEMPOTENCY_TABLE  the DynamoDB table of idempotency records (required for dynamodb)
+//	REDIS_URL                     the server, redis://[user:password@]host:port or rediss:// for
+//	                              TLS (required for redis and redis-cluster)
 //	PAYMENT_PROVIDER_URL          the payment provider's base URL (required)
 //	PAYMENT_PROVIDER_TIMEOUT      how long one charge request may take (Go duration, default 5s)
 //
 // plus the AWS SDK's own variables (AWS_REGION, credentials,
 // AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB) and the idempotency
-// middleware's POWERTOOLS_IDEMPOTENCY_* variables.
+// middleware's POWERTOOLS_IDEMPOTENCY_* variables. docs/choosing-a-store.md
+// compares the stores; docs/redis.md says what REDIS_URL may hold.
 package main
 
 import (

@@ -2,15 +2,18 @@
 // implementations, this library (../gobench), Powertools for AWS Lambda
 // Python (../python) and TypeScript (../node), against one moto server and
 // on an in-memory store, and writes the table into the section "## Side by
-// side with Powertools" of docs/benchmarks.md. `make bench-compare` runs
-// it with the servers up:
+// side with Powertools" of docs/benchmarks.md; and on one Valkey server,
+// into the section "## Side by side with Powertools on Redis (Valkey)"
+// (redis.go). `make bench-compare` runs it with the servers up:
 //
-//	go run ./powertools/compare -root .. [-n-dynamodb 200] [-n-memory 20000] [-repeat 3] [-doc FILE]
+//	go run ./powertools/compare -root .. [-sections dynamodb,redis] [-n-dynamodb 200] [-n-memory 20000]
+//		[-n-redis 2000] [-n-redis-cache 20000] [-repeat 3] [-doc FILE]
 //
 // Every DynamoDB request goes through internal/faultproxy, with no fault,
-// which counts them: requests per call are measured, not assumed. Each
-// measurement is its own process; only the N measured calls are timed,
-// after the process has prepared (see gobench's doc).
+// which counts them: requests per call are measured, not assumed. Redis
+// commands are counted at the server (redis.go). Each measurement is its
+// own process; only the N measured calls are timed, after the process has
+// prepared (see gobench's doc).
 package main
 
 import (
@@ -39,16 +42,20 @@ type impl struct {
 	cmd  func(args ...string) *exec.Cmd
 	// floorOn is set for the floors, which are no library: the store they
 	// run on. The AWS SDK for Go alone (gobench -store sdk) runs on
-	// DynamoDB, on the new and dup paths; the handler alone (gobench
-	// -store bare) in memory.
+	// DynamoDB, and go-redis alone (gobench -store goredis) on Redis, on
+	// the new and dup paths; the handler alone (gobench -store bare) in
+	// memory.
 	floorOn string
 }
 
 // The rows of gobench's floors.
 const (
-	ourName   = "Go (this library)"
-	floorName = "AWS SDK for Go alone"
-	bareName  = "Go handler alone"
+	ourName     = "Go (this library)"
+	floorName   = "AWS SDK for Go alone"
+	bareName    = "Go handler alone"
+	goredisName = "go-redis alone"
+	pythonName  = "Powertools Python"
+	tsName      = "Powertools TypeScript"
 )
 
 // measurement is what one process reported, plus the proxy's count.
@@ -59,22 +66,43 @@ type measurement struct {
 	Errors     int     `json:"errors"`
 	Version    string  `json:"version"`
 	requests   int
+	commands   map[string]int // by command name, when the counter tells them
+}
+
+// counter counts the store requests of a measurement's calls: reset
+// before them, read after.
+type counter interface {
+	reset() error
+	read(m *measurement) error
+}
+
+// proxyCounter counts DynamoDB requests at internal/faultproxy.
+type proxyCounter struct{ *faultproxy.Proxy }
+
+func (p proxyCounter) reset() error { p.ResetCounts(); return nil }
+
+func (p proxyCounter) read(m *measurement) error {
+	m.requests = p.Counts().Total()
+	return nil
 }
 
 func main() {
 	root := flag.String("root", "..", "the repository's top folder")
+	sections := flag.String("sections", "dynamodb,redis", "the sections to run and write: dynamodb (DynamoDB and in memory), redis")
 	nDynamo := flag.Int("n-dynamodb", 200, "measured calls per run on DynamoDB (moto)")
 	nMemory := flag.Int("n-memory", 20000, "measured calls per run on the in-memory stores")
+	nRedis := flag.Int("n-redis", 2000, "measured calls per run on Redis (Valkey)")
+	nRedisCache := flag.Int("n-redis-cache", 20000, "measured calls per run on Redis (Valkey) with the local cache")
 	repeat := flag.Int("repeat", 3, "runs per cell; the table shows the median")
-	doc := flag.String("doc", "", "the file to write the section into (default: ROOT/docs/benchmarks.md)")
+	doc := flag.String("doc", "", "the file to write the sections into (default: ROOT/docs/benchmarks.md)")
 	flag.Parse()
-	if err := compare(*root, *doc, *nDynamo, *nMemory, *repeat); err != nil {
+	if err := compare(*root, *doc, *sections, *nDynamo, *nMemory, *nRedis, *nRedisCache, *repeat); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func compare(root, doc string, nDynamo, nMemory, repeat int) error {
+func compare(root, doc, sections string, nDynamo, nMemory, nRedis, nRedisCache, repeat int) error {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return err
@@ -82,16 +110,13 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 	if doc == "" {
 		doc = filepath.Join(root, "docs/benchmarks.md")
 	}
-	moto := os.Getenv("TEST_MOTO_ENDPOINT")
-	if moto == "" {
-		return fmt.Errorf("TEST_MOTO_ENDPOINT is not set: run under scripts/with-servers.sh (make bench-compare)")
+	want := map[string]bool{}
+	for _, s := range strings.Split(sections, ",") {
+		if s != "dynamodb" && s != "redis" {
+			return fmt.Errorf("-sections: unknown section %q (dynamodb, redis)", s)
+		}
+		want[s] = true
 	}
-	proxy, err := faultproxy.New(moto)
-	if err != nil {
-		return err
-	}
-	defer proxy.Close()
-
 	tmp, err := os.MkdirTemp("", "bench-compare-")
 	if err != nil {
 		return err
@@ -112,19 +137,49 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 			// one given, so sdk overrides dynamodb.
 			return exec.Command(gobench, append(args, "--store", "sdk")...)
 		}},
+		{name: goredisName, floorOn: "redis", cmd: func(args ...string) *exec.Cmd {
+			return exec.Command(gobench, append(args, "--store", "goredis")...)
+		}},
 		{name: bareName, floorOn: "memory", cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(gobench, append(args, "--store", "bare")...)
 		}},
-		{name: "Powertools Python", cmd: func(args ...string) *exec.Cmd {
+		{name: pythonName, cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(filepath.Join(tools, "bench-python/bin/python"),
 				append([]string{filepath.Join(root, "bench/powertools/python/bench.py")}, args...)...)
 		}},
-		{name: "Powertools TypeScript", cmd: func(args ...string) *exec.Cmd {
+		{name: tsName, cmd: func(args ...string) *exec.Cmd {
 			c := exec.Command("node", append([]string{filepath.Join(root, "bench/powertools/node/bench.mjs")}, args...)...)
 			c.Env = append(os.Environ(), "BENCH_NODE_MODULES="+filepath.Join(tools, "bench-node"))
 			return c
 		}},
 	}
+	if want["dynamodb"] {
+		if err := compareDynamoDB(root, doc, tmp, impls, nDynamo, nMemory, repeat); err != nil {
+			return err
+		}
+	}
+	if want["redis"] {
+		if err := compareRedis(doc, impls, nRedis, nRedisCache, repeat); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compareDynamoDB measures every implementation on DynamoDB (moto) and in
+// memory, counts the system calls of a new key on DynamoDB, times the
+// payments example's cold start, and writes the section "## Side by side
+// with Powertools".
+func compareDynamoDB(root, doc, tmp string, impls []impl, nDynamo, nMemory, repeat int) error {
+	moto := os.Getenv("TEST_MOTO_ENDPOINT")
+	if moto == "" {
+		return fmt.Errorf("TEST_MOTO_ENDPOINT is not set: run under scripts/with-servers.sh (make bench-compare)")
+	}
+	proxy, err := faultproxy.New(moto)
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
 
 	direct := dynamodb.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.CredentialsProviderFunc(
 		func(context.Context) (aws.Credentials, error) {
@@ -153,14 +208,13 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 				}
 				var ms []measurement
 				for range repeat {
-					m, err := measure(im, proxy, "--store", store, "--scenario", scenario, "--n", fmt.Sprint(n),
+					m, err := measure(im, proxyCounter{proxy}, "--store", store, "--scenario", scenario, "--n", fmt.Sprint(n),
 						"--endpoint", proxy.URL(), "--table", table)
 					if err != nil {
 						return fmt.Errorf("%s %s %s: %w", im.name, store, scenario, err)
 					}
 					ms = append(ms, m)
-					fmt.Fprintf(os.Stderr, "%-22s %-8s %-5s %6.0f calls/s %7.1f µs CPU/call %.2f req/call\n",
-						im.name, store, scenario, float64(m.Calls)/m.Seconds, 1e6*m.CPUSeconds/float64(m.Calls), float64(m.requests)/float64(m.Calls))
+					logMeasurement(im.name, store, scenario, m)
 				}
 				rows = append(rows, summarize(im.name, store, scenario, ms))
 			}
@@ -190,9 +244,14 @@ func compare(root, doc string, nDynamo, nMemory, repeat int) error {
 	return nil
 }
 
-// measure runs one process: waits for READY, zeroes the proxy's counts,
-// lets it run, and reads its result.
-func measure(im impl, proxy *faultproxy.Proxy, args ...string) (measurement, error) {
+func logMeasurement(name, store, scenario string, m measurement) {
+	fmt.Fprintf(os.Stderr, "%-22s %-8s %-5s %6.0f calls/s %7.1f µs CPU/call %.2f req/call\n",
+		name, store, scenario, float64(m.Calls)/m.Seconds, 1e6*m.CPUSeconds/float64(m.Calls), float64(m.requests)/float64(m.Calls))
+}
+
+// measure runs one process: waits for READY, resets the counter (when
+// there is one), lets it run, and reads its result and the count.
+func measure(im impl, c counter, args ...string) (measurement, error) {
 	cmd := im.cmd(args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -214,7 +273,12 @@ func measure(im impl, proxy *faultproxy.Proxy, args ...string) (measurement, err
 		cmd.Process.Kill()
 		return measurement{}, fmt.Errorf("no READY (got %q, %v): %s", line, err, stderr.String())
 	}
-	proxy.ResetCounts()
+	if c != nil {
+		if err := c.reset(); err != nil {
+			cmd.Process.Kill()
+			return measurement{}, err
+		}
+	}
 	io.WriteString(stdin, "GO\n")
 	line, err = out.ReadString('\n')
 	if err != nil {
@@ -224,7 +288,11 @@ func measure(im impl, proxy *faultproxy.Proxy, args ...string) (measurement, err
 	if err := json.Unmarshal([]byte(line), &m); err != nil {
 		return measurement{}, fmt.Errorf("result %q: %w", line, err)
 	}
-	m.requests = proxy.Counts().Total()
+	if c != nil {
+		if err := c.read(&m); err != nil {
+			return measurement{}, err
+		}
+	}
 	if m.Errors > 0 {
 		return measurement{}, fmt.Errorf("%d of %d calls failed: %s", m.Errors, m.Calls, stderr.String())
 	}

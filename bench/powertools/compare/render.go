@@ -14,24 +14,29 @@ type row struct {
 	impl, store, scenario string
 	callsPerSec           float64
 	cpuMicros             float64
+	cpuMicrosMin          float64 // the least of the runs
 	reqPerCall            float64
 	version               string
+	commands              map[string]float64 // per call, by name (Redis)
 }
 
 func summarize(name, store, scenario string, ms []measurement) row {
-	median := func(f func(measurement) float64) float64 {
+	values := func(f func(measurement) float64) []float64 {
 		v := make([]float64, len(ms))
 		for i, m := range ms {
 			v[i] = f(m)
 		}
 		slices.Sort(v)
-		return v[len(v)/2]
+		return v
 	}
+	median := func(f func(measurement) float64) float64 { v := values(f); return v[len(v)/2] }
+	cpu := values(func(m measurement) float64 { return 1e6 * m.CPUSeconds / float64(m.Calls) })
 	return row{
 		impl: name, store: store, scenario: scenario, version: ms[0].Version,
-		callsPerSec: median(func(m measurement) float64 { return float64(m.Calls) / m.Seconds }),
-		cpuMicros:   median(func(m measurement) float64 { return 1e6 * m.CPUSeconds / float64(m.Calls) }),
-		reqPerCall:  median(func(m measurement) float64 { return float64(m.requests) / float64(m.Calls) }),
+		callsPerSec:  median(func(m measurement) float64 { return float64(m.Calls) / m.Seconds }),
+		cpuMicros:    cpu[len(cpu)/2],
+		cpuMicrosMin: cpu[0],
+		reqPerCall:   median(func(m measurement) float64 { return float64(m.requests) / float64(m.Calls) }),
 	}
 }
 

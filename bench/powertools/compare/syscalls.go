@@ -46,7 +46,7 @@ func countSyscalls(impls []impl, proxy *faultproxy.Proxy, table, tmp string, sma
 				t.Env, t.Dir = c.Env, c.Dir
 				return t
 			}}
-			if _, err := measure(traced, proxy, "--store", "dynamodb", "--scenario", "new", "--n", strconv.Itoa(n),
+			if _, err := measure(traced, proxyCounter{proxy}, "--store", "dynamodb", "--scenario", "new", "--n", strconv.Itoa(n),
 				"--endpoint", proxy.URL(), "--table", table); err != nil {
 				return nil, fmt.Errorf("%s under strace: %w", im.name, err)
 			}

@@ -3,12 +3,14 @@
 // in a loop in this process. It speaks the same small protocol as
 // ../python/bench.py and ../node/bench.mjs:
 //
-//	gobench -store dynamodb|memory|sdk|bare -scenario new|dup|cache -n N [-endpoint URL -table T]
+//	gobench -store dynamodb|redis|memory|sdk|goredis|bare -scenario new|dup|cache -n N [-endpoint URL -table T]
 //
-// Stores sdk and bare are not the library but the floors it is measured
-// against (floor.go): sdk makes the same DynamoDB requests with the AWS SDK
-// for Go alone, on the new and dup paths only; bare runs the handler alone,
-// decoding the event and encoding the reply as aws-lambda-go does.
+// Store redis is redisstore on the server of the redis:// URL -endpoint.
+// Stores sdk, goredis and bare are not the library but the floors it is
+// measured against: sdk (floor.go) makes the same DynamoDB requests with the
+// AWS SDK for Go alone, and goredis (redisfloor.go) the same Redis commands
+// with go-redis alone, on the new and dup paths only; bare runs the handler
+// alone, decoding the event and encoding the reply as aws-lambda-go does.
 //
 // It prepares (for dup and cache, N calls that leave N completed records),
 // prints READY, waits for a line on stdin, makes the N measured calls, and
@@ -23,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -32,6 +35,8 @@ import (
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
+	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
 type event struct {
@@ -51,10 +56,10 @@ func handler(_ context.Context, e event) (reply, error) {
 }
 
 func main() {
-	storeName := flag.String("store", "memory", "dynamodb, memory, sdk (the SDK's requests alone) or bare (the handler alone)")
+	storeName := flag.String("store", "memory", "dynamodb, redis, memory, sdk (the SDK's requests alone), goredis (go-redis's commands alone) or bare (the handler alone)")
 	scenario := flag.String("scenario", "new", "new, dup or cache")
 	n := flag.Int("n", 1000, "measured calls")
-	endpoint := flag.String("endpoint", "", "DynamoDB endpoint (store dynamodb)")
+	endpoint := flag.String("endpoint", "", "DynamoDB endpoint (stores dynamodb, sdk), or redis:// URL (stores redis, goredis)")
 	table := flag.String("table", "", "DynamoDB table (store dynamodb)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured calls to this file")
 	flag.Parse()
@@ -72,6 +77,13 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 			Credentials: aws.CredentialsProviderFunc(staticCredentials),
 		}, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	}
+	newRedis := func() (*redis.Client, error) {
+		opt, err := redis.ParseURL(endpoint)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClient(opt), nil
+	}
 	var store idempotency.Store
 	switch storeName {
 	case "memory":
@@ -82,10 +94,21 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 			return err
 		}
 		store = s
+	case "redis":
+		client, err := newRedis()
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		s, err := redisstore.New(client)
+		if err != nil {
+			return err
+		}
+		store = s
 	case "bare":
-	case "sdk":
+	case "sdk", "goredis":
 		if scenario == "cache" {
-			return fmt.Errorf("store sdk has no cache scenario: it makes no requests")
+			return fmt.Errorf("store %s has no cache scenario: it makes no requests", storeName)
 		}
 	default:
 		return fmt.Errorf("unknown store %q", storeName)
@@ -93,8 +116,8 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 	run := fmt.Sprintf("go-%d-%d", os.Getpid(), time.Now().UnixNano())
 
 	// The events are encoded before the clock starts, as the Lambda
-	// runtime hands the handler bytes. Each keeps its key for the SDK
-	// floor, which has no key to find.
+	// runtime hands the handler bytes. Each keeps its key for the
+	// floors, which have no key to find.
 	events := make([]call, n)
 	for i := range events {
 		events[i] = newCall(fmt.Sprintf("%s-%d", run, i))
@@ -104,12 +127,22 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 	if storeName == "bare" {
 		invoke = func(ctx context.Context, c call) error { return bareCall(ctx, c.payload) }
 		prepare = invoke
-	} else if storeName == "sdk" {
-		floor := sdkFloor{client: newClient(), table: table}
-		prepare = func(ctx context.Context, c call) error { return floor.call(ctx, c.key, true) }
+	} else if storeName == "sdk" || storeName == "goredis" {
+		var floorCall func(ctx context.Context, key string, complete bool) error
+		if storeName == "sdk" {
+			floorCall = sdkFloor{client: newClient(), table: table}.call
+		} else {
+			floor, err := newGoredisFloor(context.Background(), newRedis)
+			if err != nil {
+				return err
+			}
+			defer floor.client.Close()
+			floorCall = floor.call
+		}
+		prepare = func(ctx context.Context, c call) error { return floorCall(ctx, c.key, true) }
 		invoke = prepare
 		if scenario == "dup" {
-			invoke = func(ctx context.Context, c call) error { return floor.call(ctx, c.key, false) }
+			invoke = func(ctx context.Context, c call) error { return floorCall(ctx, c.key, false) }
 		}
 	} else {
 		opts := []idempotency.Option{idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench")}
@@ -171,12 +204,28 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 	wall, cpu := time.Since(start), cpuTime()-cpu0
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"calls": n, "seconds": wall.Seconds(), "cpu_seconds": cpu.Seconds(), "errors": errors,
-		"version": runtime.Version(),
+		"version": version(storeName),
 	})
 }
 
-// call is one event: the bytes the library gets, and the key the SDK floor
-// uses.
+// version is Go's version and, on Redis, go-redis's.
+func version(storeName string) string {
+	v := runtime.Version()
+	if storeName != "redis" && storeName != "goredis" {
+		return v
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/redis/go-redis/v9" {
+				v += ", go-redis " + dep.Version
+			}
+		}
+	}
+	return v
+}
+
+// call is one event: the bytes the library gets, and the key the floors
+// use.
 type call struct {
 	payload []byte
 	key     string

@@ -1,14 +1,19 @@
 // Powertools for AWS Lambda (TypeScript)'s side of the comparison
 // (../compare), run with the packages of .tools/bench-node:
 //
-//   node bench.mjs --store dynamodb|memory --scenario new|dup|cache --n N [--endpoint URL --table T]
+//   node bench.mjs --store dynamodb|redis|memory --scenario new|dup|cache --n N [--endpoint URL --table T]
 //
 // The same trivial handler as ../gobench, wrapped by makeIdempotent, called
-// in a loop in this process with a fake Lambda context. Protocol: the
-// preparation (for dup and cache, N calls that leave N completed records),
-// then READY, a line on stdin, the N measured calls, one JSON line of
-// results. The events are objects built before the clock starts: the Node.js
-// runtime decodes the JSON before it calls the handler.
+// in a loop in this process with a fake Lambda context, on DynamoDB
+// (DynamoDBPersistenceLayer; --endpoint is the DynamoDB URL), on Redis or
+// Valkey (CachePersistenceLayer with an @redis/client client, as the
+// layer's documentation makes it; --endpoint is a redis:// URL), or on the
+// minimal in-memory layer below. Protocol: the preparation (for dup and
+// cache, N calls that leave N completed records), then READY, a line on
+// stdin, the N measured calls, one JSON line of results. The events are
+// JSON text made before the clock starts; each measured call parses its
+// event and serializes the response, as the Node.js runtime does around the
+// handler.
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
@@ -21,7 +26,9 @@ const { makeIdempotent, IdempotencyConfig, IdempotencyItemAlreadyExistsError, Id
   require('@aws-lambda-powertools/idempotency');
 const { BasePersistenceLayer } = require('@aws-lambda-powertools/idempotency/persistence');
 const { DynamoDBPersistenceLayer } = require('@aws-lambda-powertools/idempotency/dynamodb');
-const { version } = JSON.parse(readFileSync(path.join(modules, '@aws-lambda-powertools/idempotency/package.json'), 'utf8'));
+const { CachePersistenceLayer } = require('@aws-lambda-powertools/idempotency/cache');
+const versionOf = (pkg) => JSON.parse(readFileSync(path.join(modules, pkg, 'package.json'), 'utf8')).version;
+const version = versionOf('@aws-lambda-powertools/idempotency');
 
 // A minimal in-memory layer with DynamoDB's put condition: a record blocks
 // a new one while it has not expired and, when in progress, while its
@@ -83,16 +90,24 @@ const { values: a } = parseArgs({
 const n = Number(a.n);
 process.env.AWS_LAMBDA_FUNCTION_NAME ??= 'bench';
 
-const persistenceStore = a.store === 'dynamodb'
-  ? new DynamoDBPersistenceLayer({
+let persistenceStore;
+let client = `@aws-sdk/client-dynamodb ${versionOf('@aws-sdk/client-dynamodb')}`;
+if (a.store === 'dynamodb') {
+  persistenceStore = new DynamoDBPersistenceLayer({
     tableName: a.table,
     clientConfig: {
       endpoint: a.endpoint,
       region: 'us-east-1',
       credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
     },
-  })
-  : new MemoryPersistenceLayer();
+  });
+} else if (a.store === 'redis') {
+  const { createClient } = require('@redis/client');
+  persistenceStore = new CachePersistenceLayer({ client: await createClient({ url: a.endpoint }).connect() });
+  client = `@redis/client ${versionOf('@redis/client')}`;
+} else {
+  persistenceStore = new MemoryPersistenceLayer();
+}
 const config = new IdempotencyConfig({
   eventKeyJmesPath: 'id',
   useLocalCache: a.scenario === 'cache',
@@ -129,5 +144,7 @@ const wall = Number(process.hrtime.bigint() - start) / 1e9;
 const cpu = process.cpuUsage(cpu0);
 process.stdout.write(JSON.stringify({
   calls: n, seconds: wall, cpu_seconds: (cpu.user + cpu.system) / 1e6, errors,
-  version: `@aws-lambda-powertools/idempotency ${version}, Node.js ${process.version}`,
+  version: `@aws-lambda-powertools/idempotency ${version}, ${client}, Node.js ${process.version}`,
 }) + '\n');
+// The Redis client's connection would keep the process alive.
+process.exit(0);

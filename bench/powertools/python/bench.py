@@ -1,15 +1,19 @@
 """Powertools for AWS Lambda (Python)'s side of the comparison (../compare).
 
-    bench.py --store dynamodb|memory --scenario new|dup|cache --n N [--endpoint URL --table T]
+    bench.py --store dynamodb|redis|memory --scenario new|dup|cache --n N [--endpoint URL --table T]
 
 The same trivial handler as ../gobench, under the @idempotent decorator,
-called in a loop in this process with a fake Lambda context. Protocol: the
+called in a loop in this process with a fake Lambda context, on DynamoDB
+(DynamoDBPersistenceLayer; --endpoint is the DynamoDB URL), on Redis or
+Valkey (CachePersistenceLayer, alias RedisCachePersistenceLayer, with a
+redis-py client as Powertools' documentation makes it; --endpoint is a
+redis:// URL), or on the minimal in-memory layer below. Protocol: the
 preparation (for dup and cache, N calls that leave N completed records),
 then READY, a line on stdin, the N measured calls, one JSON line of results.
 
-The events are dicts, built before the clock starts: the Python runtime
-decodes the JSON before it calls the handler, so that cost is not counted
-here (the Go side's is).
+The events are JSON text, made before the clock starts; each measured call
+parses its event and serializes the response, as the Python runtime does
+around the handler and as the Go side's Invoke does.
 """
 
 import argparse
@@ -102,8 +106,19 @@ def main():
             aws_secret_access_key="test",
         )
         layer = DynamoDBPersistenceLayer(table_name=a.table, boto3_client=client)
+        client_version = f"boto3 {boto3.__version__}"
+    elif a.store == "redis":
+        import redis
+
+        # CachePersistenceLayer is RedisCachePersistenceLayer under its
+        # newer name, which Powertools' documentation uses.
+        from aws_lambda_powertools.utilities.idempotency.persistence.cache import CachePersistenceLayer
+
+        layer = CachePersistenceLayer(client=redis.Redis.from_url(a.endpoint, decode_responses=True))
+        client_version = f"redis-py {redis.__version__}"
     else:
         layer = MemoryPersistenceLayer()
+        client_version = f"boto3 {boto3.__version__}"
     config = IdempotencyConfig(
         event_key_jmespath="id",
         use_local_cache=a.scenario == "cache",
@@ -142,7 +157,7 @@ def main():
             errors += 1
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
     print(json.dumps({"calls": a.n, "seconds": wall, "cpu_seconds": cpu, "errors": errors,
-                      "version": f"aws-lambda-powertools {VERSION}, boto3 {boto3.__version__}, Python {sys.version.split()[0]}"}),
+                      "version": f"aws-lambda-powertools {VERSION}, {client_version}, Python {sys.version.split()[0]}"}),
           flush=True)
 
 

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+)
+
+// TestStoreFromEnv checks which store each IDEMPOTENCY_STORE makes, and
+// that each refuses to start without its own variable. No store sends a
+// request when it is made, so no server is needed.
+func TestStoreFromEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want idempotency.Store // its type; nil: an error
+		// wantErr is in the error's message when want is nil.
+		wantErr string
+	}{
+		{"default is DynamoDB", map[string]string{"POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), ""},
+		{"dynamodb", map[string]string{"IDEMPOTENCY_STORE": "dynamodb", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), ""},
+		{"dynamodb without a table", map[string]string{"IDEMPOTENCY_STORE": "dynamodb"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
+		{"REDIS_URL alone chooses nothing", map[string]string{"REDIS_URL": "redis://127.0.0.1:6379"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
+		{"redis", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "rediss://user:secret@127.0.0.1:6379/2"}, (*redisstore.Store)(nil), ""},
+		{"redis without REDIS_URL", map[string]string{"IDEMPOTENCY_STORE": "redis", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, nil, "REDIS_URL"},
+		{"redis-cluster", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "rediss://127.0.0.1:6379?addr=127.0.0.1:6380"}, (*redisstore.Store)(nil), ""},
+		{"redis-cluster with a bad URL", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "http://secret@127.0.0.1"}, nil, "REDIS_URL"},
+		{"unknown", map[string]string{"IDEMPOTENCY_STORE": "memcached"}, nil, `IDEMPOTENCY_STORE="memcached"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, name := range []string{"IDEMPOTENCY_STORE", "POWERTOOLS_IDEMPOTENCY_TABLE", "REDIS_URL"} {
+				t.Setenv(name, tt.env[name])
+			}
+			t.Setenv("AWS_REGION", "us-east-1")
+			store, err := storeFromEnv(context.Background())
+			if tt.want == nil {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("storeFromEnv() = %T, %v; want an error naming %s", store, err, tt.wantErr)
+				}
+				if store != nil {
+					t.Errorf("storeFromEnv() returned a store, %#v, with its error", store)
+				}
+				if strings.Contains(err.Error(), "secret") {
+					t.Errorf("the error %q repeats the URL's password", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("storeFromEnv(): %v", err)
+			}
+			if reflect.TypeOf(store) != reflect.TypeOf(tt.want) {
+				t.Errorf("storeFromEnv() = %T, want %T", store, tt.want)
+			}
+		})
+	}
+}
+
+// A missing REDIS_URL is the store's own configuration error, naming the
+// variable, which the function reports at cold start.
+func TestStoreFromEnvConfigError(t *testing.T) {
+	t.Setenv("IDEMPOTENCY_STORE", "redis")
+	t.Setenv("REDIS_URL", "")
+	_, err := storeFromEnv(context.Background())
+	if cfgErr, ok := errors.AsType[*idempotency.ConfigError](err); !ok || cfgErr.Name != redisstore.URLEnv {
+		t.Errorf("storeFromEnv() error %v, want a *idempotency.ConfigError naming %s", err, redisstore.URLEnv)
+	}
+}
