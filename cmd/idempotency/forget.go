@@ -26,7 +26,7 @@ its effect runs again on the next delivery.
 
 ` + targetAbout + `
 Exit status: 0 when the record was deleted, 1 when it was not (refused,
-changed, absent, or an AWS error), 2 on a bad command line.
+changed, absent, or an AWS or Redis error), 2 on a bad command line.
 `
 
 // expectation is the record the operator saw: forget and resolve refuse
@@ -67,10 +67,14 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 	if status, ok := c.parse(fs, args, 0, 1); !ok {
 		return status
 	}
+	if err := t.where.check(fs); err != nil {
+		return c.usageError("forget", "%v", err)
+	}
 	sub, err := c.subject(ctx, &t, fs.Args())
 	if err != nil {
 		return c.fail("forget", err)
 	}
+	defer sub.store.close()
 	rec, err := sub.store.Get(ctx, sub.key)
 	if err != nil {
 		return c.fail("forget", err)

@@ -54,9 +54,9 @@ func (s *shop) startBlocked(t *testing.T, event string) (finish func() error) {
 }
 
 func TestForget(t *testing.T) {
-	for _, srv := range dynamoServers {
+	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
-			w := newWorld(t, srv.env)
+			w := srv.world(t)
 			const ev = `{"order_id":"o-1","amount":1250}`
 			w.shop.invoke(t, ev)
 			key := w.keyOf(t, ev)
@@ -82,7 +82,7 @@ func TestForget(t *testing.T) {
 			}
 
 			// Gone: nothing to forget.
-			w.h.run(t, "forget", "--table", w.table, "--key", "orders-fn#nothing").want(t, exitFailed)
+			w.h.run(t, w.at("forget", "--key", "orders-fn#nothing")...).want(t, exitFailed)
 		})
 	}
 }
@@ -91,9 +91,9 @@ func TestForget(t *testing.T) {
 // unless forced; forced, it is deleted, and the invocation, when it
 // ends, finds its lease lost and writes nothing.
 func TestForgetLiveInvocation(t *testing.T) {
-	for _, srv := range dynamoServers {
+	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
-			w := newWorld(t, srv.env)
+			w := srv.world(t)
 			const ev = `{"order_id":"o-live","amount":1}`
 			finish := w.shop.startBlocked(t, ev)
 			defer finish()
@@ -124,19 +124,19 @@ func TestForgetLiveInvocation(t *testing.T) {
 // the record forget showed, so the response is kept: forget says so, and
 // the event is not run again.
 func TestForgetRacesCompletion(t *testing.T) {
-	for _, srv := range dynamoServers {
+	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
-			w := newWorld(t, srv.env)
+			w := srv.world(t)
 			const ev = `{"order_id":"o-race","amount":1}`
 			finish := w.shop.startBlocked(t, ev)
 			defer finish()
 			key := w.keyOf(t, ev)
-			w.h.apiOptions = append(w.h.apiOptions, before("DeleteItem", func() {
+			racer := w.beforeWrite(func() {
 				if err := finish(); err != nil {
 					t.Error(err)
 				}
-			}))
-			r := w.h.run(t, w.cmd("forget", "--force", writeFile(t, "event.json", ev))...).want(t, exitFailed)
+			})
+			r := racer.run(t, w.cmd("forget", "--force", writeFile(t, "event.json", ev))...).want(t, exitFailed)
 			if !strings.Contains(r.stderr, "not deleted: the record changed meanwhile") {
 				t.Errorf("forget: %v", r)
 			}
@@ -157,7 +157,12 @@ func TestForgetRacesCompletion(t *testing.T) {
 // its lease lost) or kept completed (and forget says it changed); never
 // is a completed response deleted.
 func TestForgetConcurrently(t *testing.T) {
-	w := newWorld(t, dynamoServers[0].env)
+	for _, srv := range recordServers {
+		t.Run(srv.name, func(t *testing.T) { forgetConcurrently(t, srv.world(t)) })
+	}
+}
+
+func forgetConcurrently(t *testing.T, w *world) {
 	file := writeFile(t, "event.json", "")
 	deleted, kept := 0, 0
 	for i := range 12 {
@@ -190,9 +195,9 @@ func TestForgetConcurrently(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	for _, srv := range dynamoServers {
+	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
-			w := newWorld(t, srv.env)
+			w := srv.world(t)
 			uncertain := func(id string) (string, string) {
 				t.Helper()
 				ev := `{"order_id":"` + id + `","amount":7,"uncertain":true}`
@@ -246,25 +251,25 @@ func TestResolve(t *testing.T) {
 			// Reclaimed between resolve's read and its write: not written.
 			_, file = uncertain("u-4")
 			key = w.keyOf(t, `{"order_id":"u-4"}`)
-			racer := &harness{endpoint: w.h.endpoint, apiOptions: []func(*middleware.Stack) error{before("PutItem", func() {
+			racer := w.beforeWrite(func() {
 				rec := w.get(t, key)
 				taken := *rec
 				taken.LeaseToken = "reconciler"
 				if err := w.store.Reclaim(context.Background(), &taken, rec.LeaseToken); err != nil {
 					t.Error(err)
 				}
-			})}}
+			})
 			r = racer.run(t, w.cmd("resolve", "--completed", "--response", response, file)...).want(t, exitFailed)
 			if !strings.Contains(r.stderr, "not resolved: the record changed meanwhile") || w.get(t, key).LeaseToken != "reconciler" {
 				t.Errorf("resolve racing a reconciler: %v", r)
 			}
 
 			for name, args := range map[string][]string{
-				"neither":           {"resolve", "--table", w.table, "--key", key},
-				"both":              {"resolve", "--table", w.table, "--key", key, "--completed", "--failed"},
-				"no response":       {"resolve", "--table", w.table, "--key", key, "--completed"},
-				"response, failed":  {"resolve", "--table", w.table, "--key", key, "--failed", "--response", response},
-				"response not JSON": {"resolve", "--table", w.table, "--key", key, "--completed", "--response", writeFile(t, "r.txt", "fulfilled")},
+				"neither":           w.at("resolve", "--key", key),
+				"both":              w.at("resolve", "--key", key, "--completed", "--failed"),
+				"no response":       w.at("resolve", "--key", key, "--completed"),
+				"response, failed":  w.at("resolve", "--key", key, "--failed", "--response", response),
+				"response not JSON": w.at("resolve", "--key", key, "--completed", "--response", writeFile(t, "r.txt", "fulfilled")),
 			} {
 				if r := w.h.run(t, args...); r.status != exitUsage {
 					t.Errorf("%s: want exit %d, got %v", name, exitUsage, r)

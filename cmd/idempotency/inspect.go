@@ -64,10 +64,14 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	if status, ok := c.parse(fs, args, 0, 1); !ok {
 		return status
 	}
+	if err := t.where.check(fs); err != nil {
+		return c.usageError("inspect", "%v", err)
+	}
 	sub, err := c.subject(ctx, &t, fs.Args())
 	if err != nil {
 		return c.fail("inspect", err)
 	}
+	defer sub.store.close()
 	now := c.now()
 	rec, err := sub.store.Get(ctx, sub.key)
 	if errors.Is(err, idempotency.ErrRecordNotFound) {

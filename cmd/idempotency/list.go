@@ -10,7 +10,7 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-const listAbout = `Lists the records of a table by status and age, with a paginated scan
+const listAbout = `Lists the records of a store by status and age, with a paginated scan
 (a progress line on standard error while it runs, when that is a terminal).
 The statuses:
 
@@ -23,11 +23,15 @@ The statuses:
   any         every record
 
 Records past their expiry count as absent, as for the library, and are
-skipped (DynamoDB's TTL deletes them, usually within days). A record's age
-is taken from when it completed, else from its expiry less --expires-after.
-The scan reads the whole table: on a large one, it takes the read capacity
-of a full table read.
+skipped (DynamoDB's TTL deletes them, usually within days; Redis a minute
+after). A record's age is taken from when it completed, else from its
+expiry less --expires-after. On DynamoDB, the scan reads the whole table:
+on a large one, it takes the read capacity of a full table read. On Redis,
+it SCANs the keys that start with --redis-key-prefix, on each primary of a
+cluster, and reads each record with HGETALL; a record may be listed twice,
+when the server resizes its key table during the scan.
 
+` + storeAbout + `
 Exit status: 0 when the scan ended, 1 when it failed, 2 on a bad command line.
 `
 
@@ -42,7 +46,8 @@ var listStatuses = map[string]idempotency.Status{
 
 func (c *cli) list(ctx context.Context, args []string) int {
 	fs := c.flags("list", "[flags]", listAbout)
-	table := fs.String("table", c.getenv(template.TableEnv), "the DynamoDB `table` (default: $POWERTOOLS_IDEMPOTENCY_TABLE)")
+	var where storeFlags
+	where.register(fs, c.getenv(template.TableEnv), "the DynamoDB `table` (default: $POWERTOOLS_IDEMPOTENCY_TABLE)")
 	status := fs.String("status", "any", "the records to list: stuck, inprogress, uncertain, completed or any")
 	olderThan := fs.Duration("older-than", 0, "list only records at least this `old`")
 	expiresAfter := fs.Duration("expires-after", 0, "the functions' record `expiry`, for the age of records that do not say when they were written (default: $POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER, else 1h)")
@@ -50,6 +55,9 @@ func (c *cli) list(ctx context.Context, args []string) int {
 	asJSON := fs.Bool("json", false, "write JSON lines, one record a line")
 	if status, ok := c.parse(fs, args, 0, 0); !ok {
 		return status
+	}
+	if err := where.check(fs); err != nil {
+		return c.usageError("list", "%v", err)
 	}
 	want, ok := listStatuses[*status]
 	if !ok {
@@ -62,10 +70,11 @@ func (c *cli) list(ctx context.Context, args []string) int {
 		}
 		*expiresAfter = s.ExpiresAfter
 	}
-	store, err := c.store(ctx, *table)
+	store, err := c.open(ctx, &where, where.table)
 	if err != nil {
 		return c.fail("list", err)
 	}
+	defer store.close()
 
 	now := c.now()
 	match := func(rec *idempotency.Record) bool {
@@ -92,7 +101,7 @@ func (c *cli) list(ctx context.Context, args []string) int {
 			fmt.Fprint(c.stderr, "\r\033[K")
 		}
 	}
-	for page, err := range store.Scan(ctx, want) {
+	for page, err := range store.scan(ctx, want) {
 		if err != nil {
 			progress(true)
 			return c.fail("list", err)

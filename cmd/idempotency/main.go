@@ -1,6 +1,6 @@
 // Command idempotency is the operator's tool for the idempotency records
-// that github.com/gopowertools/lambda functions keep in DynamoDB, and for
-// the queues and templates around them.
+// that github.com/gopowertools/lambda functions keep in DynamoDB, Redis or
+// Valkey, and for the queues and templates around them.
 //
 //	go install github.com/gopowertools/lambda/cmd/idempotency@latest
 //
@@ -20,12 +20,15 @@
 // Each takes -help. The AWS configuration (credentials, region, endpoints)
 // comes from the SDK's usual sources: AWS_PROFILE, AWS_REGION,
 // AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS and
-// the shared configuration files.
+// the shared configuration files. inspect, list, forget and resolve work
+// on a DynamoDB table by default, and on the records of
+// powertools/idempotency/redisstore with --store redis: the server is
+// --redis-url, else REDIS_URL, --cluster for a Redis Cluster.
 //
 // Exit status: 0 when the command did what was asked (lint: no breach), 1
-// when it did not (a record changed, a breach, an AWS error), 2 when the
-// command line or the template cannot be read. docs/operations.md, in the
-// repository, has a session of each command.
+// when it did not (a record changed, a breach, an AWS or Redis error), 2
+// when the command line or the template cannot be read. docs/operations.md,
+// in the repository, has a session of each command.
 package main
 
 import (
@@ -41,6 +44,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/redis/go-redis/v9"
 )
 
 // Exit statuses.
@@ -51,7 +55,7 @@ const (
 )
 
 const usage = `idempotency: the operator's tool for the idempotency records of
-github.com/gopowertools/lambda functions, kept in DynamoDB.
+github.com/gopowertools/lambda functions, kept in DynamoDB, Redis or Valkey.
 
 Usage:
 
@@ -69,6 +73,8 @@ Commands:
 Run 'idempotency <command> -help' for a command's flags. AWS credentials,
 region and endpoints come from the SDK's usual sources (AWS_PROFILE,
 AWS_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS).
+With --store redis, inspect, list, forget and resolve work on Redis or
+Valkey: the server of --redis-url, else of REDIS_URL.
 `
 
 // cli is one run of the command: where it writes, what it reads of its
@@ -85,6 +91,12 @@ type cli struct {
 	// awsConfig loads the AWS configuration; config.LoadDefaultConfig
 	// outside tests.
 	awsConfig func(context.Context) (aws.Config, error)
+	// redisClient makes the client of --store redis; newRedisClient
+	// outside tests.
+	redisClient func(rawURL string, cluster bool) (redis.UniversalClient, error)
+	// scanCount is the COUNT of list's SCANs on Redis; 0 for
+	// redisstore's default.
+	scanCount int
 	// pollEvery is how often redrive asks about a move task.
 	pollEvery time.Duration
 }
@@ -102,7 +114,8 @@ func main() {
 		awsConfig: func(ctx context.Context) (aws.Config, error) {
 			return config.LoadDefaultConfig(ctx)
 		},
-		pollEvery: 5 * time.Second,
+		redisClient: newRedisClient,
+		pollEvery:   5 * time.Second,
 	}
 	os.Exit(c.run(ctx, os.Args[1:]))
 }

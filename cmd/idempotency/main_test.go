@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/gopowertools/lambda/internal/testenv"
 )
@@ -30,6 +31,10 @@ type harness struct {
 	// apiOptions are added to the AWS configuration: hooks into the
 	// command's requests.
 	apiOptions []func(*middleware.Stack) error
+	// redisHooks are added to the command's Redis client.
+	redisHooks []redis.Hook
+	// scanCount is the COUNT of list's SCANs on Redis; 0 for the default.
+	scanCount int
 }
 
 // result is what one run of the command did.
@@ -79,6 +84,17 @@ func (h *harness) run(t *testing.T, args ...string) result {
 			cfg.APIOptions = append(cfg.APIOptions, h.apiOptions...)
 			return cfg, nil
 		},
+		redisClient: func(rawURL string, cluster bool) (redis.UniversalClient, error) {
+			client, err := newRedisClient(rawURL, cluster)
+			if err != nil {
+				return nil, err
+			}
+			for _, hook := range h.redisHooks {
+				client.AddHook(hook)
+			}
+			return client, nil
+		},
+		scanCount: h.scanCount,
 		pollEvery: 10 * time.Millisecond,
 	}
 	status := c.run(t.Context(), args)
@@ -146,12 +162,6 @@ func readFile(t *testing.T, path string) []byte {
 }
 
 func writeTo(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
-
-// dynamoServers are the servers the record commands are tested on.
-var dynamoServers = []struct{ name, env string }{
-	{"moto", testenv.MotoEnv},
-	{"dynalite", testenv.DynaliteEnv},
-}
 
 func TestHelp(t *testing.T) {
 	h := &harness{}

@@ -90,17 +90,45 @@ func (s *shop) lastOutcome() idempotency.Outcome {
 	return s.outcomes[len(s.outcomes)-1]
 }
 
-// world is a fresh table on one server, a store and a shop over it, and
-// the command's flags that name the shop's settings.
+// world is a fresh store on one server (a DynamoDB table, or a key prefix
+// on a Redis or Valkey server), a shop over it, and the command's flags
+// that name the store and the shop's settings.
 type world struct {
-	h      *harness
+	h *harness
+	// where are the command's flags that name the store.
+	where []string
+	store testStore
+	shop  *shop
+	flags []string
+	// putCorrupted writes, at key, a record that does not decode.
+	putCorrupted func(t *testing.T, key string)
+	// table and client are DynamoDB's.
 	table  string
 	client *dynamodb.Client
-	store  *dynamo.Store
-	shop   *shop
-	flags  []string
+	// redisURL and redisPrefix are Redis's.
+	redisURL, redisPrefix string
 }
 
+// testStore is a store as the tests use it, besides the command.
+type testStore interface {
+	idempotency.Store
+	idempotency.UncertainStore
+}
+
+// recordServers are the stores the record commands are tested on.
+var recordServers = []struct {
+	name  string
+	world func(*testing.T) *world
+}{
+	{"moto", func(t *testing.T) *world { return newWorld(t, testenv.MotoEnv) }},
+	{"dynalite", func(t *testing.T) *world { return newWorld(t, testenv.DynaliteEnv) }},
+	{"valkey", func(t *testing.T) *world { return newRedisWorld(t, redisServers[0]) }},
+	{"redis", func(t *testing.T) *world { return newRedisWorld(t, redisServers[1]) }},
+	{"valkey-cluster", func(t *testing.T) *world { return newRedisWorld(t, redisServers[2]) }},
+}
+
+// newWorld returns a world on a fresh table of the DynamoDB server whose
+// URL is in the environment variable serverEnv.
 func newWorld(t *testing.T, serverEnv string) *world {
 	t.Helper()
 	endpoint := testenv.Endpoint(t, serverEnv)
@@ -109,16 +137,50 @@ func newWorld(t *testing.T, serverEnv string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{
-		h: &harness{endpoint: endpoint}, table: table, client: client, store: store,
+	w := &world{
+		h: &harness{endpoint: endpoint}, where: []string{"--table", table}, store: store,
 		shop:  newShop(t, store),
-		flags: []string{"--table", table, "--event-key", "order_id", "--payload-validation", "amount", "--function-name", "orders-fn"},
+		table: table, client: client,
 	}
+	w.putCorrupted = func(t *testing.T, key string) {
+		_, err := client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+			"id": &types.AttributeValueMemberS{Value: key}, "status": &types.AttributeValueMemberS{Value: "DONE"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.flags = append(slices.Clone(w.where), "--event-key", "order_id", "--payload-validation", "amount", "--function-name", "orders-fn")
+	return w
 }
 
 // cmd returns the command line name, the world's flags, then args.
 func (w *world) cmd(name string, args ...string) []string {
 	return append(append([]string{name}, w.flags...), args...)
+}
+
+// at returns the command line name, the flags that name the store, then
+// args.
+func (w *world) at(name string, args ...string) []string {
+	return append(append([]string{name}, w.where...), args...)
+}
+
+// with returns a copy of the world's harness, for a change to one run.
+func (w *world) with() *harness {
+	h := *w.h
+	return &h
+}
+
+// beforeWrite returns the world's harness, with fn run once, just before
+// the command's first write (DeleteItem or PutItem on DynamoDB, a script
+// with arguments on Redis): a way to make something happen between the
+// command's read and its write.
+func (w *world) beforeWrite(fn func()) *harness {
+	h := w.with()
+	fn = sync.OnceFunc(fn)
+	h.apiOptions = append(slices.Clone(h.apiOptions), before("DeleteItem", fn), before("PutItem", fn))
+	h.redisHooks = append(slices.Clone(h.redisHooks), beforeScriptWrite(fn))
+	return h
 }
 
 func (w *world) keyOf(t *testing.T, event string) string {
@@ -161,9 +223,9 @@ func wantField(t *testing.T, r result, name, value string) {
 }
 
 func TestInspect(t *testing.T) {
-	for _, srv := range dynamoServers {
+	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
-			w := newWorld(t, srv.env)
+			w := srv.world(t)
 			const ev = `{"order_id":"o-1","amount":1250}`
 			if _, err := w.shop.invoke(t, ev); err != nil {
 				t.Fatal(err)
@@ -197,9 +259,10 @@ func TestInspect(t *testing.T) {
 			wantContains(t, r, "PayloadConflictError")
 
 			// By key, and from standard input.
-			r = w.h.run(t, "inspect", "--table", w.table, "--key", key).want(t, exitOK)
+			r = w.h.run(t, w.at("inspect", "--key", key)...).want(t, exitOK)
 			wantContains(t, r, "COMPLETED")
-			stdin := &harness{endpoint: w.h.endpoint, stdin: ev}
+			stdin := w.with()
+			stdin.stdin = ev
 			wantContains(t, stdin.run(t, w.cmd("inspect", "-")...).want(t, exitOK), "key "+key)
 
 			// An event never seen.
@@ -306,12 +369,7 @@ func putRecords(t *testing.T, w *world, now time.Time) map[string]string {
 		}
 		keys[r.name] = rec.Key
 	}
-	_, err := w.client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &w.table, Item: map[string]types.AttributeValue{
-		"id": &types.AttributeValueMemberS{Value: "list#corrupted"}, "status": &types.AttributeValueMemberS{Value: "DONE"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w.putCorrupted(t, "list#corrupted")
 	return keys
 }
 
@@ -330,15 +388,15 @@ func listed(t *testing.T, r result) []string {
 }
 
 func TestList(t *testing.T) {
-	for _, srv := range dynamoServers {
+	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
-			w := newWorld(t, srv.env)
+			w := srv.world(t)
 			now := time.Now()
 			putRecords(t, w, now)
 			w.h.now = func() time.Time { return now }
 			list := func(args ...string) []string {
 				t.Helper()
-				r := w.h.run(t, append([]string{"list", "--table", w.table, "--json"}, args...)...).want(t, exitOK)
+				r := w.h.run(t, w.at("list", append([]string{"--json"}, args...)...)...).want(t, exitOK)
 				keys := listed(t, r)
 				slices.Sort(keys)
 				return keys
@@ -365,7 +423,7 @@ func TestList(t *testing.T) {
 				}
 			}
 
-			r := w.h.run(t, "list", "--table", w.table, "--json", "--status", "uncertain", "--older-than", "30m").want(t, exitOK)
+			r := w.h.run(t, w.at("list", "--json", "--status", "uncertain", "--older-than", "30m")...).want(t, exitOK)
 			var v recordView
 			json.Unmarshal([]byte(r.stdout), &v)
 			if v.AgeSeconds == nil || *v.AgeSeconds < 40*60-2 || *v.AgeSeconds > 40*60+2 || v.LeaseToken != "token-uncertain-old" {
@@ -375,20 +433,21 @@ func TestList(t *testing.T) {
 				t.Errorf("stderr, not a terminal: %q", r.stderr)
 			}
 
-			r = w.h.run(t, "list", "--table", w.table).want(t, exitOK)
+			r = w.h.run(t, w.at("list")...).want(t, exitOK)
 			wantContains(t, r, "KEY", "LEASE TOKEN", "list#stuck-old", "INPROGRESS", "token-done")
 			if !strings.Contains(r.stderr, "list#corrupted") || !strings.Contains(r.stderr, "1 corrupted") {
 				t.Errorf("the corrupted item is not reported: %q", r.stderr)
 			}
-			if got := len(listed(t, w.h.run(t, "list", "--table", w.table, "--json", "--limit", "2"))); got != 2 {
+			if got := len(listed(t, w.h.run(t, w.at("list", "--json", "--limit", "2")...))); got != 2 {
 				t.Errorf("--limit 2 listed %d", got)
 			}
 
-			terminal := &harness{endpoint: w.h.endpoint, terminal: true}
-			if r := terminal.run(t, "list", "--table", w.table, "--json"); !strings.Contains(r.stderr, "\r\033[Kscanned ") {
+			terminal := w.with()
+			terminal.terminal = true
+			if r := terminal.run(t, w.at("list", "--json")...); !strings.Contains(r.stderr, "\r\033[Kscanned ") {
 				t.Errorf("no progress line on a terminal: %q", r.stderr)
 			}
-			w.h.run(t, "list", "--table", w.table, "--status", "sideways").want(t, exitUsage)
+			w.h.run(t, w.at("list", "--status", "sideways")...).want(t, exitUsage)
 		})
 	}
 }

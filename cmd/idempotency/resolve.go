@@ -30,7 +30,7 @@ decodes it into the handler's result type.
 
 ` + targetAbout + `
 Exit status: 0 when the record was settled, 1 when it was not (refused,
-changed, absent, or an AWS error), 2 on a bad command line.
+changed, absent, or an AWS or Redis error), 2 on a bad command line.
 `
 
 func (c *cli) resolve(ctx context.Context, args []string) int {
@@ -44,6 +44,9 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	responseFile := fs.String("response", "", "the `file` holding the response (JSON) of --completed; - for standard input")
 	if status, ok := c.parse(fs, args, 0, 1); !ok {
 		return status
+	}
+	if err := t.where.check(fs); err != nil {
+		return c.usageError("resolve", "%v", err)
 	}
 	if *completed == *failed {
 		return c.usageError("resolve", "give one of --completed and --failed")
@@ -71,6 +74,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail("resolve", err)
 	}
+	defer sub.store.close()
 	rec, err := sub.store.Get(ctx, sub.key)
 	if err != nil {
 		return c.fail("resolve", err)

@@ -10,11 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
-	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -27,7 +24,8 @@ environment (POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH and the others the
 function reads, AWS_LAMBDA_FUNCTION_NAME), with the flags below on top.
 The table is --table, else the function's POWERTOOLS_IDEMPOTENCY_TABLE
 when it is a plain name.
-`
+
+` + storeAbout
 
 // optString is a string flag that tells whether it was given: an empty
 // key expression is a setting (the whole event), not the absence of one.
@@ -47,7 +45,7 @@ func (o *optString) Set(s string) error {
 // it is: the flags shared by inspect, forget and resolve.
 type target struct {
 	key          string
-	table        string
+	where        storeFlags
 	templatePath string
 	resource     string
 	functionName optString
@@ -61,7 +59,7 @@ type target struct {
 
 func (t *target) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.key, "key", "", "the record's `key` (\"prefix#hash\"), instead of an event")
-	fs.StringVar(&t.table, "table", "", "the DynamoDB `table` of the records (default: the function's POWERTOOLS_IDEMPOTENCY_TABLE)")
+	t.where.register(fs, "", "the DynamoDB `table` of the records (default: the function's POWERTOOLS_IDEMPOTENCY_TABLE)")
 	fs.StringVar(&t.templatePath, "template", "", "the SAM `template` that defines the function")
 	fs.StringVar(&t.resource, "resource", "", "the function's logical `ID` in --template")
 	fs.Var(&t.functionName, "function-name", "the deployed function's `name` (AWS_LAMBDA_FUNCTION_NAME), the key prefix by default")
@@ -136,7 +134,7 @@ func (t *target) function(environ func() []string) (*function, string, error) {
 	if f.settings, err = template.Resolve(f.code, f.env); err != nil {
 		return nil, "", fmt.Errorf("the function's settings: %w", err)
 	}
-	table := t.table
+	table := t.where.table
 	if table == "" {
 		table = f.env[template.TableEnv]
 	}
@@ -145,7 +143,7 @@ func (t *target) function(environ func() []string) (*function, string, error) {
 
 // subject is the record a command is about, resolved from its target.
 type subject struct {
-	store    *dynamo.Store
+	store    recordStore
 	settings template.Settings
 	key      string
 	// fromEvent reports that key was computed from an event, whose
@@ -155,8 +153,8 @@ type subject struct {
 }
 
 // subject resolves t, with the EVENT_FILE in args when there is one, to
-// a store and a key.
-func (c *cli) subject(ctx context.Context, t *target, args []string) (*subject, error) {
+// a store and a key. The caller closes sub.store.
+func (c *cli) subject(ctx context.Context, t *target, args []string) (sub *subject, err error) {
 	if (t.key == "") == (len(args) == 0) {
 		return nil, errors.New("give either --key or an EVENT_FILE")
 	}
@@ -164,11 +162,16 @@ func (c *cli) subject(ctx context.Context, t *target, args []string) (*subject, 
 	if err != nil {
 		return nil, err
 	}
-	store, err := c.store(ctx, table)
+	store, err := c.open(ctx, &t.where, table)
 	if err != nil {
 		return nil, err
 	}
-	sub := &subject{store: store, settings: f.settings, key: t.key}
+	defer func() {
+		if err != nil {
+			store.close()
+		}
+	}()
+	sub = &subject{store: store, settings: f.settings, key: t.key}
 	if t.key != "" {
 		return sub, nil
 	}
@@ -205,18 +208,4 @@ func keyOf(store idempotency.Store, f *function, event []byte) (key, hash string
 		return "", "", err
 	}
 	return h.KeyOf(event)
-}
-
-// store returns the DynamoDB store of table, with the SDK's default
-// configuration (its endpoint from AWS_ENDPOINT_URL_DYNAMODB or
-// AWS_ENDPOINT_URL, say).
-func (c *cli) store(ctx context.Context, table string) (*dynamo.Store, error) {
-	if table == "" {
-		return nil, errors.New("no table: give --table, or set POWERTOOLS_IDEMPOTENCY_TABLE")
-	}
-	cfg, err := c.awsConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("AWS configuration: %w", err)
-	}
-	return dynamo.New(dynamodb.NewFromConfig(cfg), func(o *dynamo.Options) { o.TableName = table })
 }

@@ -64,6 +64,12 @@
 //   - [Store.Get] reads the record (HGETALL, in a script so that it reaches
 //     the primary).
 //
+// An operator's tool (cmd/idempotency) has two more, which the middleware
+// never sends: [Store.Scan] reads every record, with SCAN over the key
+// prefix on each primary and HGETALL, and [Store.Delete] deletes a record
+// if it still has the status and lease token it was seen with, with one
+// script.
+//
 // A server that does not hold a script yet (the first call after it
 // started, or after a failover) answers NOSCRIPT, and the client sends the
 // script with EVAL: one more round trip, once per script and server. An

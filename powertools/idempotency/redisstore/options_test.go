@@ -25,7 +25,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.opts.KeyPrefix != "idempotency:" || s.opts.MaxRecordSize != DefaultMaxRecordSize {
+	if s.opts.KeyPrefix != "idempotency:" || s.opts.MaxRecordSize != DefaultMaxRecordSize || s.opts.ScanCount != 100 {
 		t.Errorf("defaults = %+v", s.opts)
 	}
 	if s, err := New(client, func(o *Options) { o.KeyPrefix = "" }); err != nil || s.opts.KeyPrefix != "" {
@@ -36,6 +36,8 @@ func TestNew(t *testing.T) {
 	for _, n := range []int{0, -1} {
 		_, err := New(client, func(o *Options) { o.MaxRecordSize = n })
 		configError(t, err, "redisstore.Options.MaxRecordSize")
+		_, err = New(client, func(o *Options) { o.ScanCount = n })
+		configError(t, err, "redisstore.Options.ScanCount")
 	}
 }
 

@@ -138,3 +138,16 @@ return 1
 // (ReadOnly, RouteByLatency, RouteRandomly), where a record just written
 // may not have arrived yet.
 var getScript = redis.NewScript(`return redis.call('HGETALL', KEYS[1])`)
+
+// deleteScript deletes the record when it still has the status and lease
+// token an operator saw (Store.Delete): ARGV[1] the status, ARGV[2] the
+// token, empty for a record without one. It returns 1 when it deleted the
+// record, 0 when there is none or it has another status or token.
+var deleteScript = redis.NewScript(`
+local f = redis.call('HMGET', KEYS[1], 'status', 'lease_token')
+if f[1] ~= ARGV[1] or (f[2] or '') ~= ARGV[2] then
+	return 0
+end
+redis.call('DEL', KEYS[1])
+return 1
+`)

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"iter"
+	"net/url"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+)
+
+// The values of --store.
+const (
+	storeDynamoDB = "dynamodb"
+	storeRedis    = "redis"
+)
+
+const storeAbout = `The store is DynamoDB (--store dynamodb, the default), through the SDK's
+AWS configuration, or Redis or Valkey (--store redis): the server whose URL
+is --redis-url, else REDIS_URL, as go-redis reads it
+(redis://[user:password@]host:port[/db], rediss:// for TLS), a node of a
+Redis Cluster with --cluster. Its records are the hashes at the keys that
+start with --redis-key-prefix (redisstore.Options.KeyPrefix).
+`
+
+// storeFlags name the store of the records, for inspect, list, forget and
+// resolve.
+type storeFlags struct {
+	kind      string // --store
+	table     string
+	redisURL  string
+	cluster   bool
+	keyPrefix string
+}
+
+// register registers the flags; --table with its default and usage, which
+// differ between list and the commands about one record.
+func (f *storeFlags) register(fs *flag.FlagSet, tableDefault, tableUsage string) {
+	fs.StringVar(&f.kind, "store", storeDynamoDB, "the `store` of the records: dynamodb, or redis (Redis or Valkey)")
+	fs.StringVar(&f.table, "table", tableDefault, tableUsage)
+	fs.StringVar(&f.redisURL, "redis-url", "", "with --store redis, the server's `URL`, redis://[user:password@]host:port[/db] or rediss:// (default: $REDIS_URL)")
+	fs.BoolVar(&f.cluster, "cluster", false, "with --store redis, the URL names a node of a Redis Cluster, or its configuration endpoint")
+	fs.StringVar(&f.keyPrefix, "redis-key-prefix", redisstore.DefaultKeyPrefix, "with --store redis, the `prefix` of the records' Redis keys (redisstore.Options.KeyPrefix)")
+}
+
+// check refuses, after fs is parsed, a --store it does not know and the
+// flags of the other store, which would be ignored.
+func (f *storeFlags) check(fs *flag.FlagSet) error {
+	if f.kind != storeDynamoDB && f.kind != storeRedis {
+		return fmt.Errorf("--store %q: want dynamodb or redis", f.kind)
+	}
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		switch {
+		case err != nil:
+		case f.kind == storeDynamoDB && (fl.Name == "redis-url" || fl.Name == "cluster" || fl.Name == "redis-key-prefix"):
+			err = fmt.Errorf("--%s goes with --store redis", fl.Name)
+		case f.kind == storeRedis && fl.Name == "table":
+			err = errors.New("--table goes with --store dynamodb: with --store redis, the records are on the server of --redis-url")
+		}
+	})
+	return err
+}
+
+// recordStore is what the record commands need of a store: the
+// middleware's requests (to compute keys as the function does, read and
+// complete records) and the operator's, which *dynamo.Store and
+// *redisstore.Store both have.
+type recordStore interface {
+	idempotency.Store
+	idempotency.UncertainStore
+	// Delete deletes the record when it still has rec's status and lease
+	// token, else returns idempotency.ErrLeaseLost.
+	Delete(ctx context.Context, rec *idempotency.Record) error
+	// scan reads the records page by page, with status when it is not
+	// empty.
+	scan(ctx context.Context, status idempotency.Status) iter.Seq2[*page, error]
+	// close ends the store's connections.
+	close()
+}
+
+// page is one page of a scan: a dynamo.Page, or a redisstore.Page.
+type page struct {
+	Records   []*idempotency.Record
+	Corrupted []error
+	Scanned   int
+}
+
+type dynamoStore struct{ *dynamo.Store }
+
+func (s dynamoStore) scan(ctx context.Context, status idempotency.Status) iter.Seq2[*page, error] {
+	return func(yield func(*page, error) bool) {
+		for p, err := range s.Scan(ctx, status) {
+			if !yield((*page)(p), err) {
+				return
+			}
+		}
+	}
+}
+
+func (dynamoStore) close() {}
+
+type redisStore struct {
+	*redisstore.Store
+	client redis.UniversalClient
+}
+
+func (s redisStore) scan(ctx context.Context, status idempotency.Status) iter.Seq2[*page, error] {
+	return func(yield func(*page, error) bool) {
+		for p, err := range s.Scan(ctx, status) {
+			if !yield((*page)(p), err) {
+				return
+			}
+		}
+	}
+}
+
+func (s redisStore) close() { s.client.Close() }
+
+// open returns the store that f names; table is DynamoDB's. The caller
+// closes it.
+func (c *cli) open(ctx context.Context, f *storeFlags, table string) (recordStore, error) {
+	if f.kind == storeRedis {
+		return c.openRedis(f)
+	}
+	if table == "" {
+		return nil, errors.New("no table: give --table, or set POWERTOOLS_IDEMPOTENCY_TABLE")
+	}
+	// The SDK's default configuration: the endpoint from
+	// AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL, say.
+	cfg, err := c.awsConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	s, err := dynamo.New(dynamodb.NewFromConfig(cfg), func(o *dynamo.Options) { o.TableName = table })
+	if err != nil {
+		return nil, err
+	}
+	return dynamoStore{s}, nil
+}
+
+func (c *cli) openRedis(f *storeFlags) (recordStore, error) {
+	raw := f.redisURL
+	if raw == "" {
+		raw = c.getenv(redisstore.URLEnv)
+	}
+	if raw == "" {
+		return nil, errors.New("no Redis URL: give --redis-url, or set REDIS_URL")
+	}
+	client, err := c.redisClient(raw, f.cluster)
+	if err != nil {
+		return nil, fmt.Errorf("--redis-url (or REDIS_URL): %w", err)
+	}
+	s, err := redisstore.New(client, func(o *redisstore.Options) {
+		o.KeyPrefix = f.keyPrefix
+		if c.scanCount > 0 {
+			o.ScanCount = c.scanCount
+		}
+	})
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return redisStore{s, client}, nil
+}
+
+// newRedisClient returns a client for the server at rawURL, or for the
+// cluster that the node at rawURL belongs to, as go-redis reads the URL
+// (redis.ParseURL, redis.ParseClusterURL). It sends no command.
+func newRedisClient(rawURL string, cluster bool) (redis.UniversalClient, error) {
+	if cluster {
+		opt, err := redis.ParseClusterURL(rawURL)
+		if err != nil {
+			return nil, urlError(err)
+		}
+		return redis.NewClusterClient(opt), nil
+	}
+	opt, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, urlError(err)
+	}
+	return redis.NewClient(opt), nil
+}
+
+// urlError is a URL's parse error without the URL, which url.Parse's
+// errors quote, password included.
+func urlError(err error) error {
+	if urlErr, ok := errors.AsType[*url.Error](err); ok {
+		err = urlErr.Err
+	}
+	return fmt.Errorf("not a Redis URL: %w", err)
+}
