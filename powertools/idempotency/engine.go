@@ -73,6 +73,8 @@ type result struct {
 	// completedAt is, for a replay, when the replayed record became
 	// COMPLETE (zero when it does not say).
 	completedAt time.Time
+	// handler is how long the user's code ran, when it ran.
+	handler time.Duration
 }
 
 // replayed reports whether the response came from a record, not from fn.
@@ -94,8 +96,9 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	}
 	if key == "" {
 		e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
+		start := e.now()
 		resp, err := fn(withoutKey(ctx), payload)
-		return result{response: resp, outcome: OutcomeNoKey}, unwrapEncode(err)
+		return result{response: resp, outcome: OutcomeNoKey, handler: e.now().Sub(start)}, unwrapEncode(err)
 	}
 
 	now := e.now()
@@ -297,31 +300,32 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) (re
 			e.release(writeContext(ctx), l)
 		}
 	}()
+	start := e.now()
 	resp, err := fn(ctx, payload)
 	returned = true
-	key := l.rec.Key
+	key, ran := l.rec.Key, e.now().Sub(start)
 
 	if encErr, ok := err.(*encodeError); ok {
 		// The effect has happened: the key completes, with no response.
 		outcome, err := e.complete(writeContext(ctx), l, nil, true)
 		if err != nil {
-			return result{key: key, outcome: outcome}, err
+			return result{key: key, outcome: outcome, handler: ran}, err
 		}
-		return result{key: key, outcome: outcome}, encErr.err
+		return result{key: key, outcome: outcome, handler: ran}, encErr.err
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*UncertainError](err); ok {
 			e.hold(writeContext(ctx), l)
-			return result{key: key, outcome: OutcomeUncertain}, err
+			return result{key: key, outcome: OutcomeUncertain, handler: ran}, err
 		}
 		e.release(writeContext(ctx), l)
-		return result{key: key, outcome: OutcomeReleased}, err
+		return result{key: key, outcome: OutcomeReleased, handler: ran}, err
 	}
 	outcome, err := e.complete(writeContext(ctx), l, resp, false)
 	if err != nil {
-		return result{key: key, outcome: outcome}, err
+		return result{key: key, outcome: outcome, handler: ran}, err
 	}
-	return result{response: resp, key: key, outcome: outcome}, nil
+	return result{response: resp, key: key, outcome: outcome, handler: ran}, nil
 }
 
 // writeContext is the context for the writes after the handler: they are

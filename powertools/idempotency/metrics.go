@@ -40,6 +40,8 @@ const (
 	// metricDuration is Observation.Duration: the time in the
 	// middleware, the handler's included.
 	metricDuration = "IdempotencyInvocationDuration"
+	// metricHandler is Observation.HandlerDuration, when the handler ran.
+	metricHandler = "IdempotencyHandlerDuration"
 	// metricReplayAge is, for a replay, the time since the response was
 	// stored.
 	metricReplayAge = "IdempotencyReplayAge"
@@ -59,7 +61,8 @@ const (
 // (IdempotencyNew, IdempotencyReplayed, IdempotencyInProgress, ...: one
 // metric per [Outcome], see docs/operations.md) and gives, in
 // milliseconds, its time in the middleware, the handler's included
-// (IdempotencyInvocationDuration), and for a replay the age of the replayed
+// (IdempotencyInvocationDuration), the handler's own time when it ran
+// (IdempotencyHandlerDuration), and for a replay the age of the replayed
 // response (IdempotencyReplayAge). Its dimensions are FunctionName
 // (AWS_LAMBDA_FUNCTION_NAME, left out when unset) and KeyPrefix; never the
 // key, each of whose values would be a metric of its own. Its namespace is
@@ -253,6 +256,9 @@ func (m *metricsWriter) observe(ctx context.Context, o Observation, now time.Tim
 		add(name, "Count", 1)
 	}
 	add(metricDuration, "Milliseconds", milliseconds(o.Duration))
+	if o.HandlerDuration > 0 {
+		add(metricHandler, "Milliseconds", milliseconds(o.HandlerDuration))
+	}
 	if o.Outcome == OutcomeReplayed && !o.CompletedAt.IsZero() {
 		// The response may have been stored by another execution
 		// environment, whose clock can be a little ahead of ours.

@@ -71,6 +71,11 @@ type Observation struct {
 	// Duration is the invocation's time in the middleware, the handler's
 	// included, on the wrapper's clock (see [WithClock]).
 	Duration time.Duration
+	// HandlerDuration is how long the handler ran, the decoding of its
+	// event and the encoding of its response included, on the wrapper's
+	// clock, when it ran in this invocation (see the outcomes above);
+	// zero otherwise.
+	HandlerDuration time.Duration
 	// CompletedAt is, for OutcomeReplayed, when the replayed response was
 	// stored ([Record.CompletedAt]): the replay's age is the time since.
 	// Zero otherwise, and for records that do not say.
@@ -95,7 +100,7 @@ func (e *engine) observe(ctx context.Context, start time.Time, res result, err e
 	if e.observer == nil {
 		return
 	}
-	o := Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.now().Sub(start)}
+	o := Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.now().Sub(start), HandlerDuration: res.handler}
 	if res.outcome == OutcomeReplayed {
 		o.CompletedAt = res.completedAt
 	}

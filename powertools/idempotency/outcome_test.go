@@ -200,3 +200,29 @@ func TestObserverInProgressAndFunctions(t *testing.T) {
 		t.Errorf("observed %v, want %v", seen, want)
 	}
 }
+
+// TestObserverHandlerDuration checks that the observation says how long
+// the handler ran, on the wrapper's clock, and nothing for a replay, and
+// that the metrics document carries it.
+func TestObserverHandlerDuration(t *testing.T) {
+	var seen []idempotency.Observation
+	var metrics strings.Builder
+	var f *fixture
+	f = newFixture(t, func(_ context.Context, o order) (receipt, error) {
+		f.clock.Advance(250 * time.Millisecond) // the handler's work
+		return receipt{OrderID: o.OrderID}, nil
+	}, idempotency.WithMetrics(&metrics),
+		idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o) }))
+	for range 2 {
+		if _, err := f.invoke(t, `{"order_id":"o-1"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != 2 || seen[0].HandlerDuration != 250*time.Millisecond || seen[1].HandlerDuration != 0 {
+		t.Fatalf("observed %+v; want 250ms for the first call, none for the replay", seen)
+	}
+	docs := strings.Split(strings.TrimSpace(metrics.String()), "\n")
+	if len(docs) != 2 || !strings.Contains(docs[0], `"IdempotencyHandlerDuration":250`) || strings.Contains(docs[1], "IdempotencyHandlerDuration") {
+		t.Errorf("metrics documents:\n%s\nwant IdempotencyHandlerDuration 250 in the first only", metrics.String())
+	}
+}
