@@ -213,7 +213,7 @@ func check(t *testing.T, doc []byte) map[string]int {
 				t.Errorf("%s: the count %s is %v, want 1", doc, m.Name, members[m.Name])
 			}
 			counts[m.Name]++
-		case m.Unit != "Milliseconds" || (m.Name != "IdempotencyInvocationDuration" && m.Name != "IdempotencyReplayAge"):
+		case m.Unit != "Milliseconds" || (m.Name != "IdempotencyInvocationDuration" && m.Name != "IdempotencyHandlerDuration" && m.Name != "IdempotencyReplayAge"):
 			t.Errorf("%s: unexpected metric %s in %s", doc, m.Name, m.Unit)
 		}
 	}
