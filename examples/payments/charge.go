@@ -17,6 +17,7 @@ type Receipt struct {
 	Amount    int64  `json:"amount"`
 	Currency  string `json:"currency"`
 	Status    string `json:"status"`
+	Items     []Item `json:"items,omitempty"` // the order's lines, as the request gave them
 }
 
 // chargeOnce is the idempotent part of the function: the idempotency
@@ -56,6 +57,7 @@ func (a *App) chargeOnce(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		Amount:    p.Amount,
 		Currency:  p.Currency,
 		Status:    "charged",
+		Items:     p.Items,
 	}), nil
 }
 

@@ -7,14 +7,18 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
 )
 
 const defaultProviderTimeout = 5 * time.Second
@@ -26,10 +30,21 @@ const (
 	storeRedisCluster = "redis-cluster" // a Redis Cluster: ElastiCache Serverless or cluster mode on, MemoryDB
 )
 
+// The variables that change how responses are stored
+// (docs/large-and-sensitive-responses.md). Each is off when unset.
+const (
+	responsesKeyEnv     = "IDEMPOTENCY_RESPONSES_KEY"      // a KMS key: encrypt every response
+	responsesBucketEnv  = "IDEMPOTENCY_RESPONSES_BUCKET"   // an S3 bucket: offload the large ones
+	responsesGzipMinEnv = "IDEMPOTENCY_RESPONSES_GZIP_MIN" // bytes: gzip responses at least this long
+)
+
 // newAppFromEnv builds the function from its environment.
 func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
 	store, err := storeFromEnv(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if store, err = responsesFromEnv(ctx, store, log); err != nil {
 		return nil, err
 	}
 	providerURL := os.Getenv("PAYMENT_PROVIDER_URL")
@@ -82,6 +97,40 @@ func storeFromEnv(ctx context.Context) (idempotency.Store, error) {
 	default:
 		return nil, fmt.Errorf("IDEMPOTENCY_STORE=%q: want %s (the default), %s or %s", kind, storeDynamoDB, storeRedis, storeRedisCluster)
 	}
+}
+
+// responsesFromEnv wraps store in a responsestore that gzips, encrypts
+// and offloads the responses as IDEMPOTENCY_RESPONSES_* say, whichever
+// store it is; with none of them set, it returns store as it is, which
+// stores each response as the handler returned it. The KMS encryption
+// context is the function's name (AWS_LAMBDA_FUNCTION_NAME), which the
+// key policy in template.yaml requires.
+func responsesFromEnv(ctx context.Context, store idempotency.Store, log *slog.Logger) (idempotency.Store, error) {
+	key, bucket, gzipMin := os.Getenv(responsesKeyEnv), os.Getenv(responsesBucketEnv), os.Getenv(responsesGzipMinEnv)
+	if key == "" && bucket == "" && gzipMin == "" {
+		return store, nil
+	}
+	opts := []responsestore.Option{responsestore.WithLogger(log)}
+	if gzipMin != "" {
+		n, err := strconv.Atoi(gzipMin)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s=%q is not a size in bytes such as 4096", responsesGzipMinEnv, gzipMin)
+		}
+		opts = append(opts, responsestore.WithCompression(n))
+	}
+	if key != "" || bucket != "" {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("AWS configuration: %w", err)
+		}
+		if key != "" {
+			opts = append(opts, responsestore.WithKMS(kms.NewFromConfig(cfg), key))
+		}
+		if bucket != "" {
+			opts = append(opts, responsestore.WithS3(s3.NewFromConfig(cfg), bucket))
+		}
+	}
+	return responsestore.New(store, opts...)
 }
 
 // storeOrError returns s as a Store, or the error: a nil *S in the

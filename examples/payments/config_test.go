@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
 )
 
@@ -70,5 +74,71 @@ func TestStoreFromEnvConfigError(t *testing.T) {
 	_, err := storeFromEnv(context.Background())
 	if cfgErr, ok := errors.AsType[*idempotency.ConfigError](err); !ok || cfgErr.Name != redisstore.URLEnv {
 		t.Errorf("storeFromEnv() error %v, want a *idempotency.ConfigError naming %s", err, redisstore.URLEnv)
+	}
+}
+
+// TestResponsesFromEnv checks that IDEMPOTENCY_RESPONSES_* wrap the store,
+// that none of them leaves it as it is, and that a bad value stops the
+// cold start. No request is sent.
+func TestResponsesFromEnv(t *testing.T) {
+	inner, err := dynamo.New(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), func(o *dynamo.Options) { o.TableName = "t" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wrapped bool
+		wantErr string // in the error's message; "": no error
+	}{
+		{"none", nil, false, ""},
+		{"key", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": "alias/payments-responses"}, true, ""},
+		{"bucket", map[string]string{"IDEMPOTENCY_RESPONSES_BUCKET": "payments-responses"}, true, ""},
+		{"gzip", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4096"}, true, ""},
+		{"all", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": "k", "IDEMPOTENCY_RESPONSES_BUCKET": "b", "IDEMPOTENCY_RESPONSES_GZIP_MIN": "0"}, true, ""},
+		{"gzip not a size", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4k"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN"},
+		{"gzip negative", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "-1"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AWS_REGION", "us-east-1")
+			t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "payments")
+			for _, name := range []string{responsesKeyEnv, responsesBucketEnv, responsesGzipMinEnv} {
+				t.Setenv(name, "")
+			}
+			for name, v := range tt.env {
+				t.Setenv(name, v)
+			}
+			store, err := responsesFromEnv(context.Background(), inner, slog.New(slog.DiscardHandler))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("responsesFromEnv() = %T, %v; want an error naming %s", store, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("responsesFromEnv(): %v", err)
+			}
+			if wrapped := store != idempotency.Store(inner); wrapped != tt.wrapped {
+				t.Errorf("responsesFromEnv() = %T, wrapped %v; want wrapped %v", store, wrapped, tt.wrapped)
+			}
+			// The DynamoDB store commits staged writes with the record;
+			// the wrapper must still let the middleware do so.
+			if _, ok := store.(idempotency.Invoker); !ok {
+				t.Errorf("responsesFromEnv() = %T, not an idempotency.Invoker as the DynamoDB store is", store)
+			}
+		})
+	}
+}
+
+// The KMS encryption context is the function's name: without
+// AWS_LAMBDA_FUNCTION_NAME, the store's own configuration error.
+func TestResponsesFromEnvNeedsAFunctionName(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "")
+	t.Setenv(responsesKeyEnv, "alias/payments-responses")
+	_, err := responsesFromEnv(context.Background(), idempotencytest.NewStore(), slog.New(slog.DiscardHandler))
+	if cfgErr, ok := errors.AsType[*idempotency.ConfigError](err); !ok || cfgErr.Name != "responsestore.WithFunctionName" {
+		t.Errorf("responsesFromEnv() error %v, want a *idempotency.ConfigError naming responsestore.WithFunctionName", err)
 	}
 }

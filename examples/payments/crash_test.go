@@ -37,7 +37,8 @@ type crashWorld struct {
 	*e2e
 	binary   string
 	db       *faultproxy.Proxy
-	provider string // URL of the proxy in front of x.provider
+	provider string   // URL of the proxy in front of x.provider
+	env      []string // added to the function's environment
 
 	mu        sync.Mutex
 	killAfter bool // kill the function after the next charge reaches the provider
@@ -105,7 +106,7 @@ func (c *crashWorld) sandbox() *function {
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
 	}
 	out := &lineBuffer{}
-	em := emulator.StartTest(c.t, emulator.Config{RIE: c.rie, Bootstrap: c.binary, Env: env, Output: out})
+	em := emulator.StartTest(c.t, emulator.Config{RIE: c.rie, Bootstrap: c.binary, Env: append(env, c.env...), Output: out})
 	return &function{em: em, out: out}
 }
 

@@ -122,18 +122,25 @@ func TestConflictingPayment(t *testing.T) {
 
 func TestInvalidPayment(t *testing.T) {
 	tests := map[string]events.APIGatewayV2HTTPRequest{
-		"malformed JSON":   event(`{"order_id":`),
-		"not an object":    event(`[1,2]`),
-		"no order_id":      event(`{"customer":"cus_1","amount":1250,"currency":"EUR"}`),
-		"empty order_id":   event(`{"order_id":"","customer":"cus_1","amount":1250,"currency":"EUR"}`),
-		"no customer":      event(`{"order_id":"o1","amount":1250,"currency":"EUR"}`),
-		"zero amount":      event(`{"order_id":"o1","customer":"cus_1","amount":0,"currency":"EUR"}`),
-		"negative amount":  event(`{"order_id":"o1","customer":"cus_1","amount":-5,"currency":"EUR"}`),
-		"fractional":       event(`{"order_id":"o1","customer":"cus_1","amount":12.5,"currency":"EUR"}`),
-		"amount as string": event(`{"order_id":"o1","customer":"cus_1","amount":"1250","currency":"EUR"}`),
-		"bad currency":     event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"euro"}`),
-		"unknown field":    event(`{"order_id":"o1","customer":"cus_1","ammount":1250,"currency":"EUR"}`),
-		"two values":       event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"} {}`),
+		"malformed JSON":      event(`{"order_id":`),
+		"not an object":       event(`[1,2]`),
+		"no order_id":         event(`{"customer":"cus_1","amount":1250,"currency":"EUR"}`),
+		"empty order_id":      event(`{"order_id":"","customer":"cus_1","amount":1250,"currency":"EUR"}`),
+		"no customer":         event(`{"order_id":"o1","amount":1250,"currency":"EUR"}`),
+		"zero amount":         event(`{"order_id":"o1","customer":"cus_1","amount":0,"currency":"EUR"}`),
+		"negative amount":     event(`{"order_id":"o1","customer":"cus_1","amount":-5,"currency":"EUR"}`),
+		"fractional":          event(`{"order_id":"o1","customer":"cus_1","amount":12.5,"currency":"EUR"}`),
+		"amount as string":    event(`{"order_id":"o1","customer":"cus_1","amount":"1250","currency":"EUR"}`),
+		"bad currency":        event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"euro"}`),
+		"unknown field":       event(`{"order_id":"o1","customer":"cus_1","ammount":1250,"currency":"EUR"}`),
+		"two values":          event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR"} {}`),
+		"items short":         event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR","items":[{"sku":"A","quantity":2,"unit_amount":600}]}`),
+		"items empty":         event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR","items":[]}`),
+		"item without sku":    event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR","items":[{"quantity":1,"unit_amount":1250}]}`),
+		"item of none":        event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR","items":[{"sku":"A","quantity":0,"unit_amount":1250}]}`),
+		"item refunded":       event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR","items":[{"sku":"A","quantity":1,"unit_amount":2500},{"sku":"B","quantity":1,"unit_amount":-1250}]}`),
+		"items overflow":      event(`{"order_id":"o1","customer":"cus_1","amount":1250,"currency":"EUR","items":[{"sku":"A","quantity":4294967296,"unit_amount":4294967296}]}`),
+		"items sum overflows": event(`{"order_id":"o1","customer":"cus_1","amount":1,"currency":"EUR","items":[{"sku":"A","quantity":1,"unit_amount":9223372036854775807},{"sku":"B","quantity":1,"unit_amount":2}]}`),
 		"bad base64": {
 			Version: "2.0", RouteKey: "POST /payments", Body: "%%%", IsBase64Encoded: true,
 		},
@@ -163,6 +170,29 @@ func TestInvalidPayment(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// An order's lines come back in the receipt, and are replayed with it;
+// the provider is asked for the amount only.
+func TestItemsInTheReceipt(t *testing.T) {
+	f := newFixture(t)
+	body := `{"order_id":"order-7","customer":"cus_1","amount":1250,"currency":"EUR","items":[` +
+		`{"sku":"TEA-01","name":"Green tea, 100 g","quantity":2,"unit_amount":450},{"sku":"MUG-02","quantity":1,"unit_amount":350}]}`
+	first := f.invoke(t, body)
+	var got Receipt
+	if err := json.Unmarshal([]byte(first.Body), &got); err != nil || first.StatusCode != http.StatusCreated {
+		t.Fatalf("payment: %d %s, %v", first.StatusCode, first.Body, err)
+	}
+	want := []Item{{SKU: "TEA-01", Name: "Green tea, 100 g", Quantity: 2, UnitAmount: 450}, {SKU: "MUG-02", Quantity: 1, UnitAmount: 350}}
+	if diff := cmp.Diff(want, got.Items); diff != "" {
+		t.Errorf("receipt's items (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(replayOf(first), f.invoke(t, body)); diff != "" {
+		t.Errorf("duplicate differs from the first response marked as replayed (-want +dup):\n%s", diff)
+	}
+	if n := f.provider.Requests(); n != 1 {
+		t.Errorf("provider got %d requests, want 1", n)
 	}
 }
 

@@ -17,10 +17,29 @@
 //	PAYMENT_PROVIDER_URL          the payment provider's base URL (required)
 //	PAYMENT_PROVIDER_TIMEOUT      how long one charge request may take (Go duration, default 5s)
 //
+// and, to store the responses otherwise than as they are, with either
+// store (docs/large-and-sensitive-responses.md; each is off when unset):
+//
+//	IDEMPOTENCY_RESPONSES_KEY       a KMS key (key ID, key ARN, alias name or alias ARN): every
+//	                                response is encrypted under a data key of it, with the
+//	                                encryption context {"idempotency-function": AWS_LAMBDA_FUNCTION_NAME}
+//	IDEMPOTENCY_RESPONSES_BUCKET    an S3 bucket: responses over 350 KiB (after gzip and
+//	                                encryption) are kept there, under idempotency/, and the record
+//	                                points to them
+//	IDEMPOTENCY_RESPONSES_GZIP_MIN  a size in bytes: responses at least this long are gzipped
+//	                                (4096 is a good start)
+//
 // plus the AWS SDK's own variables (AWS_REGION, credentials,
-// AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB) and the idempotency
-// middleware's POWERTOOLS_IDEMPOTENCY_* variables. docs/choosing-a-store.md
-// compares the stores; docs/redis.md says what REDIS_URL may hold.
+// AWS_ENDPOINT_URL_DYNAMODB, _S3 and _KMS for local servers) and the
+// idempotency middleware's POWERTOOLS_IDEMPOTENCY_* variables.
+// docs/choosing-a-store.md compares the stores; docs/redis.md says what
+// REDIS_URL may hold.
+//
+// A payment may list the order's lines ("items"), which must add up to its
+// amount. The receipt lists them again, so an order of many lines makes a
+// response too large for a DynamoDB item (400 KB): its retries get 409
+// response-not-stored (docs/http.md), unless IDEMPOTENCY_RESPONSES_BUCKET
+// is set.
 package main
 
 import (

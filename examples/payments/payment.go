@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 )
 
 // Payment is the body of POST /payments.
@@ -14,6 +16,19 @@ type Payment struct {
 	Customer string `json:"customer"`
 	Amount   int64  `json:"amount"` // in the currency's minor unit (cents)
 	Currency string `json:"currency"`
+	// Items are the order's lines, optional. When given, they must add up
+	// to Amount; the receipt lists them, so a large order makes a large
+	// response (docs/large-and-sensitive-responses.md). The provider is
+	// sent the amount only.
+	Items []Item `json:"items,omitempty"`
+}
+
+// Item is a line of an order.
+type Item struct {
+	SKU        string `json:"sku"`
+	Name       string `json:"name,omitempty"`
+	Quantity   int64  `json:"quantity"`
+	UnitAmount int64  `json:"unit_amount"` // in the currency's minor unit
 }
 
 // InvalidPaymentError says why a request body is not a payment. It becomes
@@ -46,7 +61,36 @@ func parsePayment(body []byte) (Payment, error) {
 	case !isCurrencyCode(p.Currency):
 		return Payment{}, &InvalidPaymentError{Reason: fmt.Sprintf("currency must be an ISO 4217 code such as \"EUR\", not %q", p.Currency)}
 	}
+	if p.Items != nil {
+		if err := checkItems(p.Items, p.Amount); err != nil {
+			return Payment{}, err
+		}
+	}
 	return p, nil
+}
+
+// checkItems checks each line, and that the lines add up to amount.
+func checkItems(items []Item, amount int64) error {
+	var total int64
+	for i, it := range items {
+		switch {
+		case it.SKU == "":
+			return &InvalidPaymentError{Reason: fmt.Sprintf("items[%d]: sku is missing or empty", i)}
+		case it.Quantity <= 0:
+			return &InvalidPaymentError{Reason: fmt.Sprintf("items[%d]: quantity must be a positive integer, not %d", i, it.Quantity)}
+		case it.UnitAmount < 0:
+			return &InvalidPaymentError{Reason: fmt.Sprintf("items[%d]: unit_amount must not be negative, not %d", i, it.UnitAmount)}
+		}
+		hi, line := bits.Mul64(uint64(it.Quantity), uint64(it.UnitAmount))
+		if hi != 0 || line > uint64(math.MaxInt64-total) {
+			return &InvalidPaymentError{Reason: "the items add up to more than any amount"}
+		}
+		total += int64(line)
+	}
+	if total != amount {
+		return &InvalidPaymentError{Reason: fmt.Sprintf("the items add up to %d, not the amount %d", total, amount)}
+	}
+	return nil
 }
 
 func isCurrencyCode(s string) bool {

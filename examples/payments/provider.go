@@ -50,7 +50,8 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 func (c *ProviderClient) Charge(ctx context.Context, key string, p Payment) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Timeout)
 	defer cancel()
-	body, err := json.Marshal(p)
+	// The provider charges an amount: the order's lines stay here.
+	body, err := json.Marshal(Payment{OrderID: p.OrderID, Customer: p.Customer, Amount: p.Amount, Currency: p.Currency})
 	if err != nil {
 		return "", &ProviderError{Err: err}
 	}

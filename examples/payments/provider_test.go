@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -48,5 +49,25 @@ func TestProviderClientOutlivesTheContextDeadline(t *testing.T) {
 	id, err := c.Charge(ctx, "key", Payment{OrderID: "o-1", Customer: "c", Amount: 1, Currency: "EUR"})
 	if err != nil || id != "ch_1" {
 		t.Errorf("Charge = %q, %v; want ch_1", id, err)
+	}
+}
+
+// The provider gets the charge, not the order's lines: an order of
+// megabytes is a charge request of a hundred bytes.
+func TestProviderClientSendsTheChargeOnly(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = string(b)
+		w.Write([]byte(`{"id":"ch_1"}`))
+	}))
+	defer srv.Close()
+	c := &ProviderClient{BaseURL: srv.URL, Timeout: 5 * time.Second, HTTP: srv.Client()}
+	p := Payment{OrderID: "o-1", Customer: "c", Amount: 900, Currency: "EUR", Items: []Item{{SKU: "A", Quantity: 2, UnitAmount: 450}}}
+	if _, err := c.Charge(context.Background(), "key", p); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"order_id":"o-1","customer":"c","amount":900,"currency":"EUR"}`; got != want {
+		t.Errorf("the provider got %s, want %s", got, want)
 	}
 }
