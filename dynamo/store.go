@@ -169,11 +169,12 @@ func (s *Store) completePut(ctx context.Context, rec *idempotency.Record) (types
 }
 
 // tokenCondition is "the stored record carries token". A record written
-// without a token (an empty one) has no token attribute.
+// without a token (an empty one; Powertools writes none) has no token
+// attribute.
 func (s *Store) tokenCondition(token string) (string, map[string]string, map[string]types.AttributeValue) {
 	names := map[string]string{"#token": s.opts.LeaseTokenAttr}
 	if token == "" {
-		return "attribute_exists(#token) AND #token = :token", names, nil
+		return "attribute_not_exists(#token)", names, nil
 	}
 	return "#token = :token", names, map[string]types.AttributeValue{":token": &types.AttributeValueMemberS{Value: token}}
 }

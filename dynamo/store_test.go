@@ -163,3 +163,41 @@ func TestItemTooLargeFromServer(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenlessRecord checks the conditions for an empty lease token on a
+// record written without one, as Powertools writes its records: Release
+// and Complete with no token act on it, and one with a token does not.
+// (The condition once named a :token it did not send: every such request
+// failed validation.)
+func TestTokenlessRecord(t *testing.T) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			client := srv.client(t)
+			s := newStore(t, client)
+			now := time.Now()
+			put := func(key string) {
+				t.Helper()
+				item := s.opts.encode(&idempotency.Record{Key: key, Status: idempotency.StatusInProgress, Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Minute)})
+				if _, err := client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(s.opts.TableName), Item: item}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put("tokenless#release")
+			if err := s.Release(t.Context(), "tokenless#release", "some-token"); !errors.Is(err, idempotency.ErrLeaseLost) {
+				t.Fatalf("Release with a token: %v, want ErrLeaseLost", err)
+			}
+			if err := s.Release(t.Context(), "tokenless#release", ""); err != nil {
+				t.Fatalf("Release without a token: %v", err)
+			}
+			if _, err := s.Get(t.Context(), "tokenless#release"); !errors.Is(err, idempotency.ErrRecordNotFound) {
+				t.Fatalf("Get after the release: %v, want ErrRecordNotFound", err)
+			}
+			put("tokenless#complete")
+			done := &idempotency.Record{Key: "tokenless#complete", Status: idempotency.StatusComplete, Expiry: now.Add(time.Hour), Response: []byte(`"ok"`)}
+			if err := s.Complete(t.Context(), done); err != nil {
+				t.Fatalf("Complete without a token: %v", err)
+			}
+		})
+	}
+}

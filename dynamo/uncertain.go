@@ -14,11 +14,12 @@ var _ idempotency.UncertainStore = (*Store)(nil)
 // Reclaim replaces an UNCERTAIN record with rec, for the invocation that
 // reconciles it, with one PutItem conditioned on
 //
-//	#status = :uncertain AND #token = :token
+//	#status = :uncertain AND (#token = :token OR #token = :own)
 //
 // where token is the one the caller read: of two invocations that read the
 // same record, the second finds another token and gets
-// [idempotency.ErrLeaseLost].
+// [idempotency.ErrLeaseLost]. :own is rec's token: the SDK's retry of a
+// PutItem that was applied, its reply lost, finds the record its own.
 func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
 	if rec.Key == "" {
 		return errEmptyKey
@@ -33,10 +34,11 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 		values = map[string]types.AttributeValue{}
 	}
 	values[":uncertain"] = &types.AttributeValueMemberS{Value: string(idempotency.StatusUncertain)}
+	values[":own"] = &types.AttributeValueMemberS{Value: rec.LeaseToken}
 	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                 aws.String(s.opts.TableName),
 		Item:                      item,
-		ConditionExpression:       aws.String("#status = :uncertain AND " + cond),
+		ConditionExpression:       aws.String("#status = :uncertain AND ((" + cond + ") OR #token = :own)"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})

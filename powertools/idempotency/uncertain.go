@@ -60,7 +60,9 @@ type UncertainStore interface {
 	// Reclaim replaces the record rec.Key with rec when the stored record
 	// is UNCERTAIN and carries token; otherwise it returns [ErrLeaseLost]
 	// and changes nothing. Of two invocations that read the same UNCERTAIN
-	// record, only one can reclaim it.
+	// record, only one can reclaim it. A Reclaim retried after its reply
+	// was lost finds the record carrying rec.LeaseToken, its own, and
+	// succeeds.
 	Reclaim(ctx context.Context, rec *Record, token string) error
 }
 

@@ -73,6 +73,12 @@ var uncertainCases = []struct {
 			s.t.Fatalf("Reclaim: %v", err)
 		}
 		s.wantStored(first)
+		// The same Reclaim sent again, as a client retries a request
+		// whose reply was lost, finds its own record: it succeeds.
+		if err := u.Reclaim(s.t.Context(), first, "a"); err != nil {
+			s.t.Fatalf("Reclaim retried: %v, want success: the record is its own", err)
+		}
+		s.wantStored(first)
 		second := s.inProgress("c", 5*time.Second)
 		second.Status = idempotency.StatusUncertain
 		s.wantErr("second Reclaim with the old token", u.Reclaim(s.t.Context(), second, "a"), idempotency.ErrLeaseLost)

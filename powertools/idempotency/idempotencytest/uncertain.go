@@ -10,8 +10,8 @@ import (
 var _ idempotency.UncertainStore = (*Store)(nil)
 
 // Reclaim replaces the record rec.Key with rec when the stored record is
-// UNCERTAIN and carries token; otherwise it returns
-// [idempotency.ErrLeaseLost]. A record over the size limit gives
+// UNCERTAIN and carries token, or rec's own token (a retried Reclaim);
+// otherwise it returns [idempotency.ErrLeaseLost]. A record over the size limit gives
 // [idempotency.ErrRecordTooLarge]. It is counted as an Acquire in
 // [Store.Counts]: it takes a key, as Acquire does.
 func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
@@ -24,7 +24,7 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 		return err
 	}
 	s.counts.Acquire++
-	if old, ok := s.records[rec.Key]; !ok || old.Status != idempotency.StatusUncertain || old.LeaseToken != token {
+	if old, ok := s.records[rec.Key]; !ok || old.Status != idempotency.StatusUncertain || (old.LeaseToken != token && old.LeaseToken != rec.LeaseToken) {
 		return fmt.Errorf("idempotencytest: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
 	}
 	s.put(rec)
