@@ -181,33 +181,40 @@ func appendPythonString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, '"')
 	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as json decoding made it
-		switch r {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
+		if c := shortEscape(r); c != 0 {
+			dst = append(dst, '\\', c)
+			continue
+		}
+		switch {
+		case r >= ' ' && r <= '~':
+			dst = append(dst, byte(r))
+		case r > 0xffff:
+			r -= 0x10000
+			dst = escape(dst, 0xd800+(r>>10))
+			dst = escape(dst, 0xdc00+(r&0x3ff))
 		default:
-			switch {
-			case r >= ' ' && r <= '~':
-				dst = append(dst, byte(r))
-			case r > 0xffff:
-				r -= 0x10000
-				dst = escape(dst, 0xd800+(r>>10))
-				dst = escape(dst, 0xdc00+(r&0x3ff))
-			default:
-				dst = escape(dst, r)
-			}
+			dst = escape(dst, r)
 		}
 	}
 	return append(dst, '"')
+}
+
+// shortEscape is the letter of the two-character escape that JSON.stringify
+// and Python's json.dumps both write for r, or 0 when they write none.
+func shortEscape(r rune) byte {
+	switch r {
+	case '"', '\\':
+		return byte(r)
+	case '\n':
+		return 'n'
+	case '\r':
+		return 'r'
+	case '\t':
+		return 't'
+	case '\b':
+		return 'b'
+	case '\f':
+		return 'f'
+	}
+	return 0
 }

@@ -254,27 +254,13 @@ func appendTypeScriptString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as json decoding made it
-		switch r {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
+		switch c := shortEscape(r); {
+		case c != 0:
+			dst = append(dst, '\\', c)
+		case r < ' ':
+			dst = append(dst, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
 		default:
-			if r < ' ' {
-				dst = append(dst, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
-			} else {
-				dst = utf8.AppendRune(dst, r)
-			}
+			dst = utf8.AppendRune(dst, r)
 		}
 	}
 	return append(dst, '"')
