@@ -113,8 +113,15 @@ func checkReclaim(t *testing.T, s idempotency.Store, u idempotency.UncertainStor
 	if got := replayed(t, s, "k"); string(got) != `"r"` {
 		t.Fatalf("read back %q", got)
 	}
-	if err := u.Reclaim(t.Context(), next, "a"); !errors.Is(err, idempotency.ErrLeaseLost) {
-		t.Fatalf("second Reclaim = %v, want ErrLeaseLost", err)
+	// The same Reclaim again, as after a lost reply, finds its own record;
+	// another invocation's, with the token it read, does not.
+	if err := u.Reclaim(t.Context(), next, "a"); err != nil {
+		t.Fatalf("retried Reclaim = %v, want success", err)
+	}
+	other := *next
+	other.LeaseToken = "c"
+	if err := u.Reclaim(t.Context(), &other, "a"); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("another invocation's Reclaim = %v, want ErrLeaseLost", err)
 	}
 }
 
