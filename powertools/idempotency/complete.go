@@ -1,0 +1,145 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// This file is the end of an invocation that ran the handler: its record
+// completed (with further attempts when a write fails for a reason that
+// may pass), released for a retry, or, for a store that commits the
+// handler's staged writes, settled by what the commit says.
+
+// writeContext is the context for the writes after the handler: they are
+// made even when the invocation's context is done, because the effect has
+// happened, and a record of it is worth more than promptness. That holds
+// for a context still live too: its deadline can pass while the write is
+// on its way, and a cancelled COMPLETE leaves the key to the next
+// duplicate (dynamo's TestDeadlineDuringComplete).
+func writeContext(ctx context.Context) context.Context {
+	return context.WithoutCancel(ctx)
+}
+
+// complete stores resp as the key's response, or no response when omitted
+// (a success whose result could not be encoded). Once the handler has
+// succeeded, a failure to store its response is logged, not returned: the
+// caller would retry, and rerun an effect that has already happened. The
+// exception is a store that commits the handler's staged writes with the
+// record ([Invoker]): when it reports that they were not committed, or
+// that it cannot tell (a [*CommitError]), the effect did not happen, or
+// may not have, and saying it did would be a lie.
+func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bool) (Outcome, error) {
+	rec := &l.rec
+	now := e.now()
+	*rec = Record{
+		Key:             rec.Key,
+		Status:          StatusComplete,
+		Expiry:          now.Add(e.expiresAfter),
+		LeaseToken:      rec.LeaseToken,
+		Response:        resp,
+		ResponseOmitted: omitted,
+		PayloadHash:     rec.PayloadHash,
+		CompletedAt:     now,
+	}
+	err := e.store.Complete(ctx, rec)
+	if errors.Is(err, ErrRecordTooLarge) {
+		rec.Response, rec.ResponseOmitted = nil, true
+		if err = e.store.Complete(ctx, rec); err == nil {
+			e.log().WarnContext(ctx, "idempotency: the response is too large to store; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp))
+		}
+	}
+	if err != nil {
+		err = e.completeAgain(ctx, rec, l.leaseEnd, err)
+	}
+	if err == nil {
+		e.cache.put(rec)
+		return OutcomeNew, nil
+	}
+	if commit, ok := errors.AsType[*CommitError](err); ok {
+		return e.notCommitted(ctx, l, commit)
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the handler finished; another invocation took the key, so the effect may have run twice", "key", rec.Key)
+		return OutcomeLeaseLost, nil
+	}
+	e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
+	return OutcomeNew, nil
+}
+
+// notCommitted ends an invocation whose staged writes and COMPLETE record
+// the store did not commit, or cannot tell whether it did.
+func (e *engine) notCommitted(ctx context.Context, l *lease, commit *CommitError) (Outcome, error) {
+	key := l.rec.Key
+	switch commit.State {
+	case CommitRefused:
+		// The handler's own writes were refused: the handler failed, so
+		// the key is released for a retry, as after any handler error.
+		e.release(ctx, l)
+		return OutcomeReleased, commit.Err
+	case CommitLeaseLost:
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the commit: NOTHING WAS COMMITTED, neither the handler's staged writes nor its response; another invocation holds the key", "key", key, "error", commit)
+		return OutcomeLeaseLost, &PersistenceError{Op: "complete", Key: key, Err: commit}
+	default:
+		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", key, "error", commit)
+	}
+	return OutcomeStoreError, &PersistenceError{Op: "complete", Key: key, Err: commit}
+}
+
+// release deletes the IN_PROGRESS record so that a retry can run the
+// handler. If that fails the lease still ends on its own.
+func (e *engine) release(ctx context.Context, l *lease) {
+	if err := e.store.Release(ctx, l.rec.Key, l.rec.LeaseToken); err != nil {
+		e.log().ErrorContext(ctx, "idempotency: could not release the key; it stays blocked until the lease ends", "key", l.rec.Key, "lease_end", l.leaseEnd, "error", err)
+	}
+}
+
+// completeRetryDelays are the waits before each further attempt at a
+// COMPLETED write that failed for a reason that may pass (throttling, a
+// server error, a broken connection). The store's client has retried
+// already (the AWS SDK makes three attempts within about a second), but a
+// success whose record is never written is the one case where the effect
+// runs again once the lease ends: a few more attempts, spread over two
+// seconds, are cheap next to that.
+var completeRetryDelays = [...]time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second}
+
+// completeRetryMargin is the least time the lease must have left after a
+// wait for one more attempt to be made: the response must still reach
+// Lambda before the invocation's deadline, or the caller sees a timeout and
+// retries anyway.
+const completeRetryMargin = 500 * time.Millisecond
+
+// completeAgain makes further attempts at the COMPLETED write of rec after
+// the first failed with err, while the failure is one that may pass and the
+// lease, which ends at leaseEnd, leaves time. A retry is safe whatever
+// became of the earlier attempts: the write is conditioned on the lease
+// token, and rewriting a record COMPLETED with the same token succeeds (the
+// Store contract). It returns nil once an attempt succeeds, else the last
+// error.
+//
+// The lease ends at the invocation's deadline, a time of the real clock,
+// so the time left is measured on that clock.
+func (e *engine) completeAgain(ctx context.Context, rec *Record, leaseEnd time.Time, err error) error {
+	for _, wait := range completeRetryDelays {
+		if !mayPass(err) || time.Until(leaseEnd) < wait+completeRetryMargin {
+			return err
+		}
+		e.log().WarnContext(ctx, "idempotency: could not store the response; trying again", "key", rec.Key, "wait", wait, "error", err)
+		timer := time.NewTimer(wait)
+		<-timer.C
+		if err = e.store.Complete(ctx, rec); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// mayPass reports whether another attempt at a COMPLETED write could
+// succeed after err. The typed outcomes are final: the lease is lost, the
+// record is too large, a commit of staged writes was refused or its outcome
+// is unknown (each has its own handling in complete).
+func mayPass(err error) bool {
+	_, commit := errors.AsType[*CommitError](err)
+	_, corrupted := errors.AsType[*CorruptedRecordError](err)
+	return !commit && !corrupted && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrRecordTooLarge)
+}
