@@ -115,6 +115,7 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	if e.keyExpr == nil {
 		e.keyExpr = wholeEvent
 	}
+	e.keyMulti = e.keyExpr.MultiSelect()
 	if e.validation, err = compileSetting(o.validation, d.validation, "WithPayloadValidation", envValidation, kind, o.functions); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 type engine struct {
 	store        Store
 	keyExpr      *jmespath.Expression // "@" for the whole payload
+	keyMulti     bool                 // keyExpr ends in a multi-select (see missing)
 	validation   *jmespath.Expression // nil: no payload validation
 	prefix       string
 	keys         keyFormat // how keys and payload hashes are made
@@ -150,7 +151,7 @@ func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err e
 	if err != nil {
 		return "", "", OutcomeInvalidEvent, err
 	}
-	if missing(keyValue, e.keyExpr.MultiSelect()) {
+	if missing(keyValue, e.keyMulti) {
 		if e.keyRequired {
 			return "", "", OutcomeMissingKey, &MissingKeyError{Expression: e.keyExpr.String()}
 		}
