@@ -204,8 +204,10 @@ func TestMetricsConcurrent(t *testing.T) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range each {
-				// Every key twice: new, then replayed.
-				h.Invoke(context.Background(), fmt.Appendf(nil, `{"order_id":"o-%d"}`, (g*each+i)/2))
+				// Every key twice in a row, new then replayed, and each
+				// goroutine's keys its own: a key shared between two
+				// goroutines could meet the other's lease (in_progress).
+				h.Invoke(context.Background(), fmt.Appendf(nil, `{"order_id":"o-%d-%d"}`, g, i/2))
 			}
 		})
 	}
