@@ -183,21 +183,38 @@ func (x *e2e) items() int {
 // its Idempotency-Key is the record's key.
 func (x *e2e) record(n int) *idempotency.Record {
 	x.t.Helper()
-	keys := x.provider.Keys()
-	if len(keys) <= n {
-		x.t.Fatalf("the provider got %d requests, want more than %d", len(keys), n)
-	}
-	rec, err := x.store.Get(context.Background(), keys[n])
-	if err != nil {
-		x.t.Fatalf("Get(%s): %v", keys[n], err)
-	}
-	return rec
+	return providerRecord(x.t, x.provider, x.store, n, "")
 }
 
 func (x *e2e) wantRequests(want int) {
 	x.t.Helper()
-	if got := x.provider.Requests(); got != want {
-		x.t.Errorf("the provider got %d charge requests, want %d", got, want)
+	wantProviderRequests(x.t, x.provider, want)
+}
+
+// providerRecord reads from store the record that p's n-th request was
+// made for: its Idempotency-Key is the record's key, which starts with
+// prefix and "#" when prefix is set.
+func providerRecord(t *testing.T, p *provider.Server, store idempotency.Store, n int, prefix string) *idempotency.Record {
+	t.Helper()
+	keys := p.Keys()
+	if len(keys) <= n {
+		t.Fatalf("the provider got %d requests, want more than %d", len(keys), n)
+	}
+	if prefix != "" && !strings.HasPrefix(keys[n], prefix+"#") {
+		t.Fatalf("Idempotency-Key %q, want the prefix %s#", keys[n], prefix)
+	}
+	rec, err := store.Get(context.Background(), keys[n])
+	if err != nil {
+		t.Fatalf("Get(%s): %v", keys[n], err)
+	}
+	return rec
+}
+
+// wantProviderRequests fails t unless p got want charge requests.
+func wantProviderRequests(t *testing.T, p *provider.Server, want int) {
+	t.Helper()
+	if got := p.Requests(); got != want {
+		t.Errorf("the provider got %d charge requests, want %d", got, want)
 	}
 }
 

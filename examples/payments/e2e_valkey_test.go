@@ -11,7 +11,6 @@ package main
 // (and fail under CI=true).
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -123,25 +122,12 @@ func (x *valkeyE2E) start(env ...string) *function {
 // was made for: its Idempotency-Key is the record's key.
 func (x *valkeyE2E) record(n int) *idempotency.Record {
 	x.t.Helper()
-	keys := x.provider.Keys()
-	if len(keys) <= n {
-		x.t.Fatalf("the provider got %d requests, want more than %d", len(keys), n)
-	}
-	if !strings.HasPrefix(keys[n], x.keyPrefix+"#") {
-		x.t.Fatalf("Idempotency-Key %q, want the prefix %s#", keys[n], x.keyPrefix)
-	}
-	rec, err := x.store.Get(context.Background(), keys[n])
-	if err != nil {
-		x.t.Fatalf("Get(%s): %v", keys[n], err)
-	}
-	return rec
+	return providerRecord(x.t, x.provider, x.store, n, x.keyPrefix)
 }
 
 func (x *valkeyE2E) wantRequests(want int) {
 	x.t.Helper()
-	if got := x.provider.Requests(); got != want {
-		x.t.Errorf("the provider got %d charge requests, want %d", got, want)
-	}
+	wantProviderRequests(x.t, x.provider, want)
 }
 
 // TestE2EValkey runs the main scenarios of a payment with the records on
