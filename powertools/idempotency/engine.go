@@ -97,9 +97,9 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 	}
 	if key == "" {
 		e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
-		start := e.now()
+		start := e.startTimer()
 		resp, err := fn(withoutKey(ctx), payload)
-		return result{response: resp, outcome: OutcomeNoKey, handler: e.now().Sub(start)}, unwrapEncode(err)
+		return result{response: resp, outcome: OutcomeNoKey, handler: e.since(start)}, unwrapEncode(err)
 	}
 
 	now := e.now()
@@ -301,10 +301,10 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) (re
 			e.release(writeContext(ctx), l)
 		}
 	}()
-	start := e.now()
+	start := e.startTimer()
 	resp, err := fn(ctx, payload)
 	returned = true
-	key, ran := l.rec.Key, e.now().Sub(start)
+	key, ran := l.rec.Key, e.since(start)
 
 	if encErr, ok := err.(*encodeError); ok {
 		// The effect has happened: the key completes, with no response.

@@ -76,7 +76,7 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		return res, stored, err
 	}
 	return func(ctx context.Context, in In) (Out, error) {
-		start := e.now()
+		start := e.startTimer()
 		res, out, err := call(ctx, in)
 		e.observe(ctx, start, res, err)
 		return out, err

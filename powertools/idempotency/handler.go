@@ -58,7 +58,7 @@ func (h *Handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		}
 		return resp, nil
 	}
-	start := h.engine.now()
+	start := h.engine.startTimer()
 	res, err := h.engine.do(ctx, payload, h.invoke)
 	h.engine.observe(ctx, start, res, err)
 	if err != nil {

@@ -61,7 +61,7 @@ func (t *Typed[In, Out]) Call(ctx context.Context, payload []byte) (out Out, rep
 		}
 		return fresh, false, nil
 	}
-	start := t.engine.now()
+	start := t.engine.startTimer()
 	res, err := t.engine.do(ctx, payload, run)
 	replayed = err == nil && res.replayed()
 	if replayed {
