@@ -153,7 +153,8 @@ func (s *Store) read(ctx context.Context, keys []string, status idempotency.Stat
 		case status != "" && hash[fieldStatus] != string(status):
 			continue
 		}
-		rec, err := decode(key, hash)
+		f := fieldsOfMap(hash)
+		rec, err := decode(key, &f)
 		if err != nil {
 			page.Corrupted = append(page.Corrupted, err)
 			continue

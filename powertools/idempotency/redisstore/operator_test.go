@@ -39,7 +39,7 @@ func operatorRecords(now time.Time, n int) []*idempotency.Record {
 func put(t *testing.T, c redis.UniversalClient, s *Store, rec *idempotency.Record) {
 	t.Helper()
 	key := s.opts.KeyPrefix + rec.Key
-	if err := c.HSet(t.Context(), key, fields(rec)...).Err(); err != nil {
+	if err := c.HSet(t.Context(), key, appendFields(nil, rec)...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c.Expire(t.Context(), key, 2*time.Hour)

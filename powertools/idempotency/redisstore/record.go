@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -29,45 +28,47 @@ const (
 // ttl), and must never come first.
 const deleteAfterExpiry = time.Minute
 
-// fields returns rec's hash as HSET takes it: name, value, name, value...
-// Zero times, empty strings and a false ResponseOmitted are left out, as
-// the DynamoDB store leaves them out of its item: decode reads an absent
-// field as the zero value, so the round trip is exact.
-func fields(rec *idempotency.Record) []any {
-	f := make([]any, 0, 18)
-	f = append(f, fieldStatus, string(rec.Status))
+// maxFields is how many fields appendFields writes at most.
+const maxFields = 9
+
+// appendFields appends rec's hash to args as HSET takes it: name, value,
+// name, value... Zero times, empty strings and a false ResponseOmitted are
+// left out, as the DynamoDB store leaves them out of its item: decode
+// reads an absent field as the zero value, so the round trip is exact.
+func appendFields(args []any, rec *idempotency.Record) []any {
+	args = append(args, fieldStatus, string(rec.Status))
 	if !rec.Expiry.IsZero() {
-		f = append(f, fieldExpiry, rec.Expiry.Unix())
+		args = append(args, fieldExpiry, rec.Expiry.Unix())
 	}
 	if !rec.LeaseEnd.IsZero() {
-		f = append(f, fieldLeaseEnd, rec.LeaseEnd.UnixMilli())
+		args = append(args, fieldLeaseEnd, rec.LeaseEnd.UnixMilli())
 	}
 	if !rec.Deadline.IsZero() {
-		f = append(f, fieldDeadline, rec.Deadline.UnixMilli())
+		args = append(args, fieldDeadline, rec.Deadline.UnixMilli())
 	}
 	if rec.LeaseToken != "" {
-		f = append(f, fieldLeaseToken, rec.LeaseToken)
+		args = append(args, fieldLeaseToken, rec.LeaseToken)
 	}
 	if rec.PayloadHash != "" {
-		f = append(f, fieldValidation, rec.PayloadHash)
+		args = append(args, fieldValidation, rec.PayloadHash)
 	}
 	if len(rec.Response) > 0 {
-		f = append(f, fieldData, rec.Response)
+		args = append(args, fieldData, rec.Response)
 	}
 	if rec.ResponseOmitted {
-		f = append(f, fieldResponseOmitted, "1")
+		args = append(args, fieldResponseOmitted, "1")
 	}
 	if !rec.CompletedAt.IsZero() {
-		f = append(f, fieldCompletedAt, rec.CompletedAt.UnixMilli())
+		args = append(args, fieldCompletedAt, rec.CompletedAt.UnixMilli())
 	}
-	return f
+	return args
 }
 
-// size is what the record at key with fields f takes, as
-// [Options.MaxRecordSize] counts it: the key, and each field's name and
-// value, numbers as their decimal digits.
-func size(key string, f []any) int {
-	n := len(key)
+// size is what the fields f, as appendFields writes them, take as
+// [Options.MaxRecordSize] counts them: each name and value, numbers as
+// their decimal digits.
+func size(f []any) int {
+	n := 0
 	for _, v := range f {
 		switch v := v.(type) {
 		case string:
@@ -75,8 +76,21 @@ func size(key string, f []any) int {
 		case []byte:
 			n += len(v)
 		case int64:
-			n += len(strconv.FormatInt(v, 10))
+			n += digits(v)
 		}
+	}
+	return n
+}
+
+// digits is the length of v in decimal, sign included: what
+// len(strconv.FormatInt(v, 10)) is, without making the string.
+func digits(v int64) int {
+	n, u := 1, uint64(v)
+	if v < 0 {
+		n, u = 2, -u // the magnitude, math.MinInt64's too
+	}
+	for ; u >= 10; u /= 10 {
+		n++
 	}
 	return n
 }
@@ -94,103 +108,158 @@ func ttl(expiry, now time.Time) int64 {
 	return (left + deleteAfterExpiry).Milliseconds()
 }
 
-// decode reads the hash of the record key. A hash it cannot read gives a
-// [*idempotency.CorruptedRecordError]: the caller must not act on a record
-// whose state it does not know. Fields it does not know are ignored, as
-// the DynamoDB store ignores attributes.
-func decode(key string, hash map[string]string) (*idempotency.Record, error) {
+// fields holds the fields of a record's hash that decode reads, each with
+// whether the hash has it: an absent field is the zero value, but an
+// empty one may be corrupted.
+type fields struct {
+	status, expiry, leaseEnd, deadline, leaseToken, validation, data, responseOmitted, completedAt field
+}
+
+// field is the value of one field of a record's hash, and whether the
+// hash has it.
+type field struct {
+	value string
+	ok    bool
+}
+
+// set takes the field name of a record's hash. Fields decode does not
+// know are ignored, as the DynamoDB store ignores attributes.
+func (h *fields) set(name, value string) {
+	f := field{value, true}
+	switch name {
+	case fieldStatus:
+		h.status = f
+	case fieldExpiry:
+		h.expiry = f
+	case fieldLeaseEnd:
+		h.leaseEnd = f
+	case fieldDeadline:
+		h.deadline = f
+	case fieldLeaseToken:
+		h.leaseToken = f
+	case fieldValidation:
+		h.validation = f
+	case fieldData:
+		h.data = f
+	case fieldResponseOmitted:
+		h.responseOmitted = f
+	case fieldCompletedAt:
+		h.completedAt = f
+	}
+}
+
+// fieldsOf reads the reply of HGETALL run in a script: a flat array of
+// field names and values, which a Lua table hands over as strings. It
+// walks the array straight into fields, without a map in between: a
+// duplicate, the middleware's most frequent read, then costs no
+// allocation and no hashing here.
+func fieldsOf(reply []any) (fields, error) {
+	var h fields
+	if len(reply)%2 != 0 {
+		return h, fmt.Errorf("a hash of %d elements", len(reply))
+	}
+	for i := 0; i < len(reply); i += 2 {
+		name, ok1 := reply[i].(string)
+		value, ok2 := reply[i+1].(string)
+		if !ok1 || !ok2 {
+			return h, fmt.Errorf("a hash element of type %T, %T, want strings", reply[i], reply[i+1])
+		}
+		h.set(name, value)
+	}
+	return h, nil
+}
+
+// fieldsOfMap reads the reply of HGETALL sent as a command, which
+// go-redis hands over as a map.
+func fieldsOfMap(m map[string]string) fields {
+	var h fields
+	for name, value := range m {
+		h.set(name, value)
+	}
+	return h
+}
+
+// decode reads h, the hash of the record key. A hash it cannot read gives
+// a [*idempotency.CorruptedRecordError]: the caller must not act on a
+// record whose state it does not know.
+func decode(key string, h *fields) (*idempotency.Record, error) {
 	corrupted := func(format string, args ...any) error {
 		return &idempotency.CorruptedRecordError{Key: key, Reason: fmt.Sprintf(format, args...)}
 	}
 	rec := idempotency.Record{Key: key}
-	status, ok := hash[fieldStatus]
-	if !ok {
+	if !h.status.ok {
 		return nil, corrupted("field %q is missing", fieldStatus)
 	}
-	switch rec.Status = idempotency.Status(status); rec.Status {
+	switch rec.Status = idempotency.Status(h.status.value); rec.Status {
 	case idempotency.StatusInProgress, idempotency.StatusComplete, idempotency.StatusUncertain:
 	default:
-		return nil, corrupted("unknown status %q in field %q", status, fieldStatus)
+		return nil, corrupted("unknown status %q in field %q", h.status.value, fieldStatus)
 	}
 	var err error
-	if rec.Expiry, err = epoch(hash, fieldExpiry, seconds); err != nil {
+	if rec.Expiry, err = epoch(h.expiry, fieldExpiry, seconds); err != nil {
 		return nil, corrupted("%v", err)
 	}
-	if rec.LeaseEnd, err = epoch(hash, fieldLeaseEnd, time.UnixMilli); err != nil {
+	if rec.LeaseEnd, err = epoch(h.leaseEnd, fieldLeaseEnd, time.UnixMilli); err != nil {
 		return nil, corrupted("%v", err)
 	}
-	if rec.Deadline, err = epoch(hash, fieldDeadline, time.UnixMilli); err != nil {
+	if rec.Deadline, err = epoch(h.deadline, fieldDeadline, time.UnixMilli); err != nil {
 		return nil, corrupted("%v", err)
 	}
-	if rec.CompletedAt, err = epoch(hash, fieldCompletedAt, time.UnixMilli); err != nil {
+	if rec.CompletedAt, err = epoch(h.completedAt, fieldCompletedAt, time.UnixMilli); err != nil {
 		return nil, corrupted("%v", err)
 	}
-	rec.LeaseToken = hash[fieldLeaseToken]
-	rec.PayloadHash = hash[fieldValidation]
-	if data := hash[fieldData]; data != "" {
-		rec.Response = []byte(data)
+	rec.LeaseToken = h.leaseToken.value
+	rec.PayloadHash = h.validation.value
+	if h.data.value != "" {
+		rec.Response = []byte(h.data.value)
 	}
-	switch v, ok := hash[fieldResponseOmitted]; {
-	case !ok:
-	case v == "1":
+	switch v := h.responseOmitted; {
+	case !v.ok:
+	case v.value == "1":
 		rec.ResponseOmitted = true
 	default:
-		return nil, corrupted("field %q is %q, want \"1\"", fieldResponseOmitted, v)
+		return nil, corrupted("field %q is %q, want \"1\"", fieldResponseOmitted, v.value)
 	}
 	return &rec, nil
 }
 
-// epoch reads the field name as a whole number of seconds or milliseconds,
-// which at converts; absent is the zero time.
-func epoch(hash map[string]string, name string, at func(int64) time.Time) (time.Time, error) {
-	v, ok := hash[name]
-	if !ok {
+// epoch reads f, the field name, as a whole number of seconds or
+// milliseconds, which at converts; absent is the zero time.
+func epoch(f field, name string, at func(int64) time.Time) (time.Time, error) {
+	if !f.ok {
 		return time.Time{}, nil
 	}
-	n, ok := whole(v)
+	n, ok := whole(f.value)
 	if !ok {
-		return time.Time{}, fmt.Errorf("field %q is %q, want a whole number of at most 15 digits", name, v)
+		return time.Time{}, fmt.Errorf("field %q is %q, want a whole number of at most 15 digits", name, f.value)
 	}
 	return at(n).UTC(), nil
 }
 
 // whole reads s as the scripts' whole() reads it: an optional minus sign
-// and 1 to 15 digits, which a Lua number (a float64) holds exactly. Epoch
-// milliseconds have 13 digits until the year 2286. strconv.ParseInt alone
-// would take a leading "+" that the scripts refuse.
+// and 1 to 15 digits, which a Lua number (a float64) holds exactly, as
+// does an int64. Epoch milliseconds have 13 digits until the year 2286.
+// (strconv.ParseInt would take a leading "+" that the scripts refuse.)
 func whole(s string) (int64, bool) {
-	digits := s
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
+	num := s
+	if len(num) > 0 && num[0] == '-' {
+		num = num[1:]
 	}
-	if len(digits) == 0 || len(digits) > 15 {
+	if len(num) == 0 || len(num) > 15 {
 		return 0, false
 	}
-	for i := range len(digits) {
-		if digits[i] < '0' || digits[i] > '9' {
+	var n int64
+	for i := range len(num) {
+		d := num[i] - '0' // wraps around below '0'
+		if d > 9 {
 			return 0, false
 		}
+		n = n*10 + int64(d)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
+	if len(num) < len(s) {
+		n = -n
+	}
+	return n, true
 }
 
 func seconds(s int64) time.Time { return time.Unix(s, 0) }
-
-// hashOf reads the reply of HGETALL run in a script: a flat array of
-// field names and values, which a Lua table hands over as strings.
-func hashOf(reply []any) (map[string]string, error) {
-	if len(reply)%2 != 0 {
-		return nil, fmt.Errorf("a hash of %d elements", len(reply))
-	}
-	h := make(map[string]string, len(reply)/2)
-	for i := 0; i < len(reply); i += 2 {
-		name, ok1 := reply[i].(string)
-		value, ok2 := reply[i+1].(string)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("a hash element of type %T, %T, want strings", reply[i], reply[i+1])
-		}
-		h[name] = value
-	}
-	return h, nil
-}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +13,27 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/redis/go-redis/v9"
 )
+
+// decodeBoth decodes the hash m read both ways, as a script's HGETALL
+// answers it (Acquire, Get) and as go-redis's HGETALL command does (Scan),
+// and fails unless both agree.
+func decodeBoth(t *testing.T, m map[string]string) (*idempotency.Record, error) {
+	t.Helper()
+	var reply []any
+	for name, value := range m {
+		reply = append(reply, name, value)
+	}
+	f, err := fieldsOf(reply)
+	if err != nil {
+		t.Fatalf("fieldsOf(%q): %v", reply, err)
+	}
+	rec, err := decode("k", &f)
+	fm := fieldsOfMap(m)
+	if rec2, err2 := decode("k", &fm); !reflect.DeepEqual(rec, rec2) || !reflect.DeepEqual(err, err2) {
+		t.Errorf("decode of %v: as a script's reply %+v, %v; as a map %+v, %v", m, rec, err, rec2, err2)
+	}
+	return rec, err
+}
 
 func TestDecode(t *testing.T) {
 	full := map[string]string{
@@ -25,7 +48,7 @@ func TestDecode(t *testing.T) {
 		"completed_at":             "1699999999456",
 		"added_by_a_later_version": "ignored",
 	}
-	rec, err := decode("k", full)
+	rec, err := decodeBoth(t, full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +66,7 @@ func TestDecode(t *testing.T) {
 		!rec.CompletedAt.Equal(want.CompletedAt) || !rec.Deadline.Equal(want.Deadline) {
 		t.Errorf("decode = %+v, want %+v", rec, want)
 	}
-	if minimal, err := decode("k", map[string]string{"status": "INPROGRESS"}); err != nil || !minimal.Expiry.IsZero() || minimal.Response != nil {
+	if minimal, err := decodeBoth(t, map[string]string{"status": "INPROGRESS"}); err != nil || !minimal.Expiry.IsZero() || minimal.Response != nil {
 		t.Errorf("decode of a bare status = %+v, %v", minimal, err)
 	}
 
@@ -64,8 +87,72 @@ func TestDecode(t *testing.T) {
 		{"status": "INPROGRESS", "invocation_deadline": "soon"},
 	}
 	for _, h := range corrupted {
-		if rec, err := decode("k", h); !isCorrupted(err) {
+		if rec, err := decodeBoth(t, h); !isCorrupted(err) {
 			t.Errorf("decode(%v) = %+v, %v; want a *CorruptedRecordError", h, rec, err)
+		}
+	}
+}
+
+// TestFieldsOfRefusesOtherReplies: a script's reply that is not an array
+// of names and values, all strings, is an error, not a record.
+func TestFieldsOfRefusesOtherReplies(t *testing.T) {
+	for _, reply := range [][]any{
+		{"status"},
+		{"status", "COMPLETED", "data"},
+		{"status", int64(1)},
+		{[]byte("status"), "COMPLETED"},
+		{"status", nil},
+	} {
+		if _, err := fieldsOf(reply); err == nil {
+			t.Errorf("fieldsOf(%#v): no error", reply)
+		}
+	}
+}
+
+// TestRecordSizeLimit: MaxRecordSize counts the Redis key and each field's
+// name and value, numbers as their decimal digits; a record of exactly the
+// limit is written, one byte more is refused.
+func TestRecordSizeLimit(t *testing.T) {
+	rec := &idempotency.Record{
+		Key: "k", Status: idempotency.StatusComplete,
+		Expiry:     time.Unix(1700000000, 0),
+		Deadline:   time.UnixMilli(-5),
+		LeaseToken: "tok", Response: []byte("{}"),
+		CompletedAt: time.UnixMilli(1700000000123),
+	}
+	want := len("p:k") + len("status") + len("COMPLETED") + len("expiration") + len("1700000000") +
+		len("invocation_deadline") + len("-5") + len("lease_token") + len("tok") +
+		len("data") + len("{}") + len("completed_at") + len("1700000000123")
+	now := time.Unix(1600000000, 0)
+	client := redis.NewClient(&redis.Options{}) // record sends nothing
+	defer client.Close()
+	for _, limit := range []int{want, want - 1} {
+		s, err := New(client, func(o *Options) { o.KeyPrefix, o.MaxRecordSize = "p:", limit })
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.record("complete", rec, now, "lead")
+		if tooLarge := errors.Is(err, idempotency.ErrRecordTooLarge); tooLarge != (limit < want) {
+			t.Errorf("a record of %d bytes, limit %d: %v", want, limit, err)
+		}
+	}
+}
+
+// TestMaxFields: a record with every field set has maxFields of them, the
+// room record makes for them.
+func TestMaxFields(t *testing.T) {
+	now := time.Now()
+	all := &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, Expiry: now, LeaseEnd: now, Deadline: now,
+		LeaseToken: "t", PayloadHash: "h", Response: []byte("{}"), ResponseOmitted: true, CompletedAt: now}
+	if got := len(appendFields(nil, all)); got != 2*maxFields {
+		t.Errorf("a record with every field has %d names and values, want 2*maxFields = %d", got, 2*maxFields)
+	}
+}
+
+func TestDigits(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 9, -9, 10, -10, 99, 100, -100, 1700000000123, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		if got, want := digits(v), len(strconv.FormatInt(v, 10)); got != want {
+			t.Errorf("digits(%d) = %d, want %d", v, got, want)
 		}
 	}
 }

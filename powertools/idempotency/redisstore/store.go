@@ -47,19 +47,23 @@ var errEmptyKey = errors.New("redisstore: empty idempotency key")
 // key is the Redis key of the record key.
 func (s *Store) key(key string) []string { return []string{s.opts.KeyPrefix + key} }
 
-// record returns the script arguments that carry rec, after args: its TTL
-// from now, then its fields. A record over the size limit gives
+// record returns the script arguments that carry rec, after lead: its
+// TTL from now, then its fields. A record over the size limit gives
 // [idempotency.ErrRecordTooLarge].
-func (s *Store) record(op string, rec *idempotency.Record, now time.Time, args ...any) ([]any, error) {
+func (s *Store) record(op string, rec *idempotency.Record, now time.Time, lead ...any) ([]any, error) {
 	if rec.Key == "" {
 		return nil, errEmptyKey
 	}
-	f := fields(rec)
-	if n := size(s.opts.KeyPrefix+rec.Key, f); n > s.opts.MaxRecordSize {
+	// Sized for the most fields, so that the arguments are one allocation.
+	args := make([]any, 0, len(lead)+1+2*maxFields)
+	args = append(args, lead...)
+	args = append(args, ttl(rec.Expiry, now))
+	first := len(args)
+	args = appendFields(args, rec)
+	if n := len(s.opts.KeyPrefix) + len(rec.Key) + size(args[first:]); n > s.opts.MaxRecordSize {
 		return nil, fmt.Errorf("redisstore: %s %q: record of %d bytes is over the limit of %d: %w", op, rec.Key, n, s.opts.MaxRecordSize, idempotency.ErrRecordTooLarge)
 	}
-	args = append(args, ttl(rec.Expiry, now))
-	return append(args, f...), nil
+	return args, nil
 }
 
 // Acquire writes rec unless a live record holds its key
@@ -157,9 +161,9 @@ func (s *Store) decodeReply(op, key string, reply any) (*idempotency.Record, err
 	if !ok {
 		return nil, fmt.Errorf("redisstore: %s %q: the script answered %T, want a hash", op, key, reply)
 	}
-	hash, err := hashOf(arr)
+	f, err := fieldsOf(arr)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: %s %q: the script answered %w", op, key, err)
 	}
-	return decode(key, hash)
+	return decode(key, &f)
 }
