@@ -44,9 +44,12 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 	}
 	err := e.store.Complete(ctx, rec)
 	if errors.Is(err, ErrRecordTooLarge) {
+		// The store says why: the item limit, or a wrapper's offload or
+		// encryption that failed (responsestore's *ResponseError).
+		why := err
 		rec.Response, rec.ResponseOmitted = nil, true
 		if err = e.store.Complete(ctx, rec); err == nil {
-			e.log().WarnContext(ctx, "idempotency: the response is too large to store; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp))
+			e.log().WarnContext(ctx, "idempotency: the response could not be stored; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp), "error", why)
 		}
 	}
 	if err != nil {
