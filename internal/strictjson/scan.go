@@ -70,15 +70,12 @@ func (s *scanner) value() (any, error) {
 	case c == '[':
 		return s.array()
 	case c == '"':
-		start := s.i
-		simple, err := s.skipString()
+		var buf [64]byte
+		v, err := s.readString(buf[:0])
 		if err != nil {
 			return nil, err
 		}
-		if simple {
-			return string(s.b[start+1 : s.i-1]), nil
-		}
-		return string(appendUnquoted(nil, s.b[start+1:s.i-1])), nil
+		return string(v), nil
 	case c == '-' || c >= '0' && c <= '9':
 		start := s.i
 		if err := s.number(); err != nil {
@@ -105,9 +102,6 @@ func (s *scanner) object() (any, error) {
 		name := string(key)
 		if other, ok := names.add(name); !ok {
 			return nil, s.duplicate(at, name, other)
-		}
-		if err := s.colon(); err != nil {
-			return nil, err
 		}
 		if m[name], err = s.value(); err != nil {
 			return nil, err
@@ -175,49 +169,6 @@ func (s *scanner) array() (any, error) {
 	return a, nil
 }
 
-// skip validates the value at s.i and moves past it.
-func (s *scanner) skip() error {
-	if s.i >= len(s.b) {
-		return s.syntax("unexpected end of JSON input")
-	}
-	switch c := s.b[s.i]; {
-	case c == '"':
-		_, err := s.skipString()
-		return err
-	case c == '{' || c == '[':
-		if err := s.enter(); err != nil {
-			return err
-		}
-		closing := c + 2 // '}' or ']'
-		for more := s.open(closing); more; {
-			if closing == '}' {
-				if s.i >= len(s.b) || s.b[s.i] != '"' {
-					return s.syntax("expected a member name")
-				}
-				if _, err := s.skipString(); err != nil {
-					return err
-				}
-				if err := s.colon(); err != nil {
-					return err
-				}
-			}
-			if err := s.skip(); err != nil {
-				return err
-			}
-			var err error
-			if more, err = s.next(closing); err != nil {
-				return err
-			}
-		}
-		s.depth--
-		return nil
-	case c == '-' || c >= '0' && c <= '9':
-		return s.number()
-	}
-	_, err := s.literal()
-	return err
-}
-
 // enter goes one level deeper, into the object or array at s.i.
 func (s *scanner) enter() error {
 	if s.depth++; s.depth > maxDepth {
@@ -257,32 +208,23 @@ func (s *scanner) next(closing byte) (bool, error) {
 	return false, s.syntax(fmt.Sprintf("expected ',' or '%c'", closing))
 }
 
-// colon moves past the ':' after a member name and the whitespace around.
-func (s *scanner) colon() error {
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != ':' {
-		return s.syntax("expected ':' after a member name")
-	}
-	s.i++
-	s.space()
-	return nil
-}
-
-// name reads the member name at s.i and returns it decoded: a slice of the
-// text when it needs no decoding, else appended to buf.
+// name reads the member name at s.i and moves past the ':' after it and
+// the whitespace around. It returns the name decoded: a slice of the text
+// when it needs no decoding, else appended to buf.
 func (s *scanner) name(buf []byte) ([]byte, error) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return nil, s.syntax("expected a member name")
 	}
-	start := s.i
-	simple, err := s.skipString()
+	key, err := s.readString(buf)
 	if err != nil {
 		return nil, err
 	}
-	if simple {
-		return s.b[start+1 : s.i-1], nil
+	if s.space(); s.i >= len(s.b) || s.b[s.i] != ':' {
+		return nil, s.syntax("expected ':' after a member name")
 	}
-	return appendUnquoted(buf, s.b[start+1:s.i-1]), nil
+	s.i++
+	s.space()
+	return key, nil
 }
 
 func (s *scanner) literal() (any, error) {
@@ -335,26 +277,6 @@ func (s *scanner) number() error {
 func digits(b []byte, i int) int {
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
-	}
-	return i
-}
-
-func (s *scanner) space() {
-	if s.i < len(s.b) && s.b[s.i] > ' ' {
-		return // most calls: inlined
-	}
-	s.i = spaceEnd(s.b, s.i)
-}
-
-// spaceEnd returns the index of the first byte at or after b[i] that is
-// not whitespace, or len(b).
-func spaceEnd(b []byte, i int) int {
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return i
-		}
 	}
 	return i
 }
