@@ -44,8 +44,10 @@ type impl struct {
 	// run on. The AWS SDK for Go alone (gobench -store sdk) runs on
 	// DynamoDB, and go-redis alone (gobench -store goredis) on Redis, on
 	// the new and dup paths; the handler alone (gobench -store bare) in
-	// memory.
+	// memory. go-redis and the handler (gobench -store goredis-handler)
+	// runs on Redis on the new path only: on dup it is go-redis alone.
 	floorOn string
+	newOnly bool
 }
 
 // The rows of gobench's floors.
@@ -54,6 +56,7 @@ const (
 	floorName   = "AWS SDK for Go alone"
 	bareName    = "Go handler alone"
 	goredisName = "go-redis alone"
+	handlerName = "go-redis and the Go handler"
 	pythonName  = "Powertools Python"
 	tsName      = "Powertools TypeScript"
 )
@@ -139,6 +142,9 @@ func compare(root, doc, sections string, nDynamo, nMemory, nRedis, nRedisCache, 
 		}},
 		{name: goredisName, floorOn: "redis", cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(gobench, append(args, "--store", "goredis")...)
+		}},
+		{name: handlerName, floorOn: "redis", newOnly: true, cmd: func(args ...string) *exec.Cmd {
+			return exec.Command(gobench, append(args, "--store", "goredis-handler")...)
 		}},
 		{name: bareName, floorOn: "memory", cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(gobench, append(args, "--store", "bare")...)

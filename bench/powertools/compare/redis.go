@@ -46,7 +46,7 @@ func compareRedis(doc string, impls []impl, n, nCache, repeat int) error {
 		for _, im := range impls {
 			// The floors have no cache path: it is the same as dup, with
 			// no record to find.
-			if im.floorOn == "" || im.floorOn == "redis" && scenario != "cache" {
+			if im.floorOn == "" || im.floorOn == "redis" && scenario != "cache" && (!im.newOnly || scenario == "new") {
 				cell = append(cell, im)
 			}
 		}

@@ -3,7 +3,7 @@
 // in a loop in this process. It speaks the same small protocol as
 // ../python/bench.py and ../node/bench.mjs:
 //
-//	gobench -store dynamodb|redis|memory|sdk|goredis|bare -scenario new|dup|cache -n N [-endpoint URL -table T]
+//	gobench -store dynamodb|redis|memory|sdk|goredis|goredis-handler|bare -scenario new|dup|cache -n N [-endpoint URL -table T]
 //
 // Store redis is redisstore on the server of the redis:// URL -endpoint.
 // Stores sdk, goredis and bare are not the library but the floors it is
@@ -11,6 +11,9 @@
 // AWS SDK for Go alone, and goredis (redisfloor.go) the same Redis commands
 // with go-redis alone, on the new and dup paths only; bare runs the handler
 // alone, decoding the event and encoding the reply as aws-lambda-go does.
+// goredis-handler is goredis and, on the new path, bare: what a Go
+// function on go-redis pays with no idempotency library, since the
+// library's new-key call runs the handler too (a duplicate runs none).
 //
 // It prepares (for dup and cache, N calls that leave N completed records),
 // prints READY, waits for a line on stdin, makes the N measured calls, and
@@ -27,6 +30,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,7 +60,7 @@ func handler(_ context.Context, e event) (reply, error) {
 }
 
 func main() {
-	storeName := flag.String("store", "memory", "dynamodb, redis, memory, sdk (the SDK's requests alone), goredis (go-redis's commands alone) or bare (the handler alone)")
+	storeName := flag.String("store", "memory", "dynamodb, redis, memory, sdk (the SDK's requests alone), goredis (go-redis's commands alone), goredis-handler (those and the handler) or bare (the handler alone)")
 	scenario := flag.String("scenario", "new", "new, dup or cache")
 	n := flag.Int("n", 1000, "measured calls")
 	endpoint := flag.String("endpoint", "", "DynamoDB endpoint (stores dynamodb, sdk), or redis:// URL (stores redis, goredis)")
@@ -106,7 +110,7 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 		}
 		store = s
 	case "bare":
-	case "sdk", "goredis":
+	case "sdk", "goredis", "goredis-handler":
 		if scenario == "cache" {
 			return fmt.Errorf("store %s has no cache scenario: it makes no requests", storeName)
 		}
@@ -127,7 +131,7 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 	if storeName == "bare" {
 		invoke = func(ctx context.Context, c call) error { return bareCall(ctx, c.payload) }
 		prepare = invoke
-	} else if storeName == "sdk" || storeName == "goredis" {
+	} else if storeName == "sdk" || strings.HasPrefix(storeName, "goredis") {
 		var floorCall func(ctx context.Context, key string, complete bool) error
 		if storeName == "sdk" {
 			floorCall = sdkFloor{client: newClient(), table: table}.call
@@ -140,6 +144,14 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 			floorCall = floor.call
 		}
 		prepare = func(ctx context.Context, c call) error { return floorCall(ctx, c.key, true) }
+		if storeName == "goredis-handler" {
+			prepare = func(ctx context.Context, c call) error {
+				if err := floorCall(ctx, c.key, true); err != nil {
+					return err
+				}
+				return bareCall(ctx, c.payload)
+			}
+		}
 		invoke = prepare
 		if scenario == "dup" {
 			invoke = func(ctx context.Context, c call) error { return floorCall(ctx, c.key, false) }
