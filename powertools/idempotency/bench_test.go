@@ -174,6 +174,23 @@ func reportCPU(b *testing.B) func() {
 	}
 }
 
+// BenchmarkKeyOf is what every call pays before its first store request:
+// the strict read of the event and the key's hash, on the event of the
+// comparison with Powertools (bench/powertools), key "id". On Redis, a
+// duplicate is one command, and this alone is more than a tenth of
+// go-redis's cost for it (docs/benchmarks.md).
+func BenchmarkKeyOf(b *testing.B) {
+	h := idempotency.Wrap(idempotencytest.NewStore(), func(context.Context, struct{}) (int, error) { return 1, nil },
+		idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench"))
+	event := []byte(`{"id":"go-12345-1796170457829239000-17","amount":1250,"currency":"EUR"}`)
+	defer reportCPU(b)()
+	for b.Loop() {
+		if _, _, err := h.KeyOf(event); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkMiddlewareSmallEvent runs the three paths on a 20-byte event, so
 // that finding the key costs next to nothing: what remains is the
 // middleware itself (hashing, lease token, store calls, context) over the
