@@ -92,11 +92,12 @@ func (c *cli) list(ctx context.Context, args []string) int {
 		fmt.Fprintln(tw, "KEY\tSTATUS\tAGE\tEXPIRY\tLEASE END\tLEASE TOKEN")
 	}
 	var scanned, matched, corrupted int
+	one, many := store.scanned()
 	progress := func(final bool) {
 		if !c.terminal {
 			return
 		}
-		fmt.Fprintf(c.stderr, "\r\033[Kscanned %d items, %d matched", scanned, matched)
+		fmt.Fprintf(c.stderr, "\r\033[Kscanned %d %s, %d matched", scanned, many, matched)
 		if final {
 			fmt.Fprint(c.stderr, "\r\033[K")
 		}
@@ -144,7 +145,7 @@ func (c *cli) list(ctx context.Context, args []string) int {
 	if !*asJSON {
 		tw.Flush()
 	}
-	fmt.Fprintf(c.stderr, "idempotency list: %s listed, %s scanned", count(matched, "record", "records"), count(scanned, "item", "items"))
+	fmt.Fprintf(c.stderr, "idempotency list: %s listed, %s scanned", count(matched, "record", "records"), count(scanned, one, many))
 	if corrupted > 0 {
 		fmt.Fprintf(c.stderr, ", %d corrupted (above)", corrupted)
 	}

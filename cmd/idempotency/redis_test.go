@@ -199,7 +199,7 @@ func TestListAcrossNodesAndPages(t *testing.T) {
 			if pages := strings.Count(r.stderr, "\r\033[Kscanned "); pages < 4 {
 				t.Errorf("%d pages, want several (3 keys to a SCAN)", pages)
 			}
-			if !strings.Contains(r.stderr, "40 records listed") {
+			if !strings.Contains(r.stderr, "40 records listed") || !strings.Contains(r.stderr, "keys scanned") {
 				t.Errorf("summary: %q", r.stderr)
 			}
 		})

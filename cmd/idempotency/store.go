@@ -82,6 +82,9 @@ type recordStore interface {
 	// scan reads the records page by page, with status when it is not
 	// empty.
 	scan(ctx context.Context, status idempotency.Status) iter.Seq2[*page, error]
+	// scanned names what page.Scanned counts, in the singular and the
+	// plural: DynamoDB's items, or Redis's keys.
+	scanned() (one, many string)
 	// close ends the store's connections.
 	close()
 }
@@ -105,6 +108,8 @@ func (s dynamoStore) scan(ctx context.Context, status idempotency.Status) iter.S
 	}
 }
 
+func (dynamoStore) scanned() (string, string) { return "item", "items" }
+
 func (dynamoStore) close() {}
 
 type redisStore struct {
@@ -121,6 +126,8 @@ func (s redisStore) scan(ctx context.Context, status idempotency.Status) iter.Se
 		}
 	}
 }
+
+func (redisStore) scanned() (string, string) { return "key", "keys" }
 
 func (s redisStore) close() { s.client.Close() }
 
