@@ -10,12 +10,15 @@ import (
 	"github.com/gopowertools/lambda/internal/testenv"
 )
 
-// TestLintRepositoryTemplate: the repository's own template keeps every
-// rule.
+// TestLintRepositoryTemplate: the repository's own templates keep every
+// rule: the main one, and the minimal example's, which getting-started.md
+// gives users to copy.
 func TestLintRepositoryTemplate(t *testing.T) {
-	r := (&harness{}).run(t, "lint", filepath.Join(testenv.RepoRoot(), "template.yaml"))
-	if r.status != exitOK || r.stdout != "" {
-		t.Errorf("template.yaml is not clean: %v", r)
+	for _, name := range []string{"template.yaml", "examples/minimal/template.yaml"} {
+		r := (&harness{}).run(t, "lint", filepath.Join(testenv.RepoRoot(), name))
+		if r.status != exitOK || r.stdout != "" {
+			t.Errorf("%s is not clean: %v", name, r)
+		}
 	}
 }
 
