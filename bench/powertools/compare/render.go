@@ -141,7 +141,8 @@ func render(rows []row, nDynamo, nMemory, repeat int) string {
 	w("On a loaded machine calls/s (wall time) moves with the other work; CPU µs/call moves less, but by up to a factor\n")
 	w("of two between runs here for the in-memory cells, whose calls take a few microseconds. On DynamoDB the\n")
 	w("calls/s are moto's speed (one request at a time, in Python), not DynamoDB's.\n\n")
-	w("Command: `make bench-compare` (%s).\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	w("Command: `go run ./powertools/compare %s` in bench/, under scripts/with-servers.sh (%s); `make bench-compare`\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	w("runs it with `-root ..` alone.\n\n")
 	return b.String()
 }
 
