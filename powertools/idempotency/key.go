@@ -74,16 +74,29 @@ func appendCanonical(dst []byte, v any) ([]byte, error) {
 	if out, ok := appendSimple(dst, v, true); ok {
 		return out, nil
 	}
-	b, err := encodeCanonical(v)
-	if err == nil && !decoded(v) {
-		if v, err = decodeJSON(b); err == nil {
-			b, err = encodeCanonical(v)
-		}
+	v, err := asDecoded(v)
+	if err != nil {
+		return nil, err
 	}
+	b, err := encodeCanonical(v)
 	if err != nil {
 		return nil, err
 	}
 	return append(dst, b...), nil
+}
+
+// asDecoded returns v as encoding/json decodes it: v itself when it is
+// made of what encoding/json decodes, else v read back from its canonical
+// JSON (a struct becomes an object, its fields in key order).
+func asDecoded(v any) (any, error) {
+	if decoded(v) {
+		return v, nil
+	}
+	b, err := encodeCanonical(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(b)
 }
 
 // appendSimple appends v when it is a simple value (see appendCanonical),
@@ -245,14 +258,9 @@ func (f keyFormat) serialize(dst []byte, v any) ([]byte, error) {
 	default:
 		return appendCanonical(dst, v)
 	}
-	if !decoded(v) {
-		b, err := encodeCanonical(v)
-		if err != nil {
-			return nil, err
-		}
-		if v, err = decodeJSON(b); err != nil {
-			return nil, err
-		}
+	v, err := asDecoded(v)
+	if err != nil {
+		return nil, err
 	}
 	if f.compat == PowertoolsPython {
 		return appendPython(dst, v)
