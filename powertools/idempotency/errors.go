@@ -3,6 +3,7 @@ package idempotency
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -85,6 +86,42 @@ func (e *InvalidEventError) Error() string {
 }
 
 func (e *InvalidEventError) Unwrap() error { return e.Err }
+
+// InexactNumberError is the Err of an [*InvalidEventError] in a Powertools
+// compatibility mode ([WithCompatibility]) when a number inside the key
+// or the validated value is one that the Powertools runtime reads as a
+// double that other numbers read as too: 100.00000000000000001 (100.0),
+// 1e400 (infinite), or in [PowertoolsTypeScript] an integer past 2^53
+// such as 9007199254740993. Powertools would give two requests that a Go
+// handler reading numbers exactly tells apart one key, replaying one's
+// response to the other, or one payload hash, letting a changed amount
+// pass validation; the middleware refuses the event instead, before any
+// store call. docs/comparison.md states which numbers are accepted.
+//
+// It exists apart from the other invalid events so that a caller can tell
+// its client which number to send otherwise (with fewer digits, or as a
+// string) and see that only a compatibility mode refuses it: the own
+// format keys every number as written.
+type InexactNumberError struct {
+	Compatibility Compatibility
+	// Path is where the number is in the value the expression selected,
+	// in JMESPath syntax: "@" for the value itself, items[2].price, or
+	// "odd name".x for a name that needs quoting.
+	Path string
+	// Number is the number as the event writes it.
+	Number string
+}
+
+func (e *InexactNumberError) Error() string {
+	f, _ := strconv.ParseFloat(e.Number, 64)
+	var read []byte
+	if e.Compatibility == PowertoolsTypeScript {
+		read = appendTypeScriptNumber(nil, f)
+	} else {
+		read = appendPythonFloat(nil, f)
+	}
+	return fmt.Sprintf("in %v compatibility mode, the number %s at %s is refused: Powertools hashes it as %s, the text of other numbers too, so requests that differ in it would share a hash", e.Compatibility, e.Number, e.Path, read)
+}
 
 // PersistenceError is returned when the store failed: before the handler
 // ran (which it then does not), or while committing a handler's staged

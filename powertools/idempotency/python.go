@@ -20,7 +20,9 @@ import (
 //     any other an int: 1.0 stays 1.0, 1e2 becomes 100.0, and -0 becomes 0.
 //     An int is written with all its digits; a float as repr writes it
 //     (the shortest text that reads back the same double: 1e+16, 1e-05,
-//     0.0001), and one beyond a double's range as Infinity.
+//     0.0001). A float that the double does not hold exactly
+//     (100.00000000000000001 reads as 100.0, 1e400 as Infinity) is refused
+//     with an *InexactNumberError: see exactDouble.
 //   - Strings are escaped as ensure_ascii does: \" \\ \n \r \t \b \f, any
 //     other character outside ' '..'~' as \u followed by four lowercase hex
 //     digits, a surrogate pair above U+FFFF.
@@ -57,7 +59,7 @@ func appendPython(dst []byte, v any) ([]byte, error) {
 			}
 			var err error
 			if dst, err = appendPython(dst, e); err != nil {
-				return nil, err
+				return nil, atIndex(err, i)
 			}
 		}
 		return append(dst, ']'), nil
@@ -76,7 +78,7 @@ func appendPython(dst []byte, v any) ([]byte, error) {
 			dst = append(dst, ": "...)
 			var err error
 			if dst, err = appendPython(dst, v[name]); err != nil {
-				return nil, err
+				return nil, atMember(err, name)
 			}
 		}
 		return append(dst, '}'), nil
@@ -85,14 +87,14 @@ func appendPython(dst []byte, v any) ([]byte, error) {
 }
 
 // appendPythonNumber writes a JSON number as json.loads reads it and
-// json.dumps writes it back.
+// json.dumps writes it back, or refuses a float that Python does not read
+// exactly (see exactDouble).
 func appendPythonNumber(dst []byte, text string) ([]byte, error) {
 	if strings.ContainsAny(text, ".eE") {
-		f, err := strconv.ParseFloat(text, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return nil, fmt.Errorf("idempotency: number %q: %w", text, err)
+		f, ok := exactDouble(text)
+		if !ok {
+			return nil, &InexactNumberError{Compatibility: PowertoolsPython, Path: "@", Number: text}
 		}
-		// Out of range, ParseFloat returns ±Inf or 0, as Python's float().
 		return appendPythonFloat(dst, f), nil
 	}
 	digits := strings.TrimPrefix(text, "-")
@@ -171,6 +173,111 @@ func shortestDigits(f float64) (digits string, point int) {
 	mant, exp, _ := strings.Cut(s, "e")
 	e, _ := strconv.Atoi(exp)
 	return strings.Replace(mant, ".", "", 1), e + 1
+}
+
+// exactDouble returns the double that Python's float() and JavaScript's
+// JSON.parse read from text, a JSON number (as encoding/json and the
+// jmespath functions write one), and reports whether that
+// double stands for text's own value: whether the shortest decimal that
+// reads back as it (the digits that repr and Number::toString write,
+// strconv.FormatFloat(f, 'g', -1, 64)) is numerically text, and the double
+// is finite. Only then does the text a compatibility mode hashes tell the
+// number apart from every other: two numbers it accepts hash alike only
+// when they are equal (1.0 and 1e0, 0 and -0.0), while 100.00000000000000001
+// and 100.0, 0.1000000000000000055511151231257827 and 0.1, 1e400 and 2e400
+// (both infinite), 1e-400 and 0, or 9007199254740993 and 9007199254740992
+// (a double between 2^53 and 2^54 is even) would hash alike in Powertools
+// and be two requests to a Go handler that reads numbers exactly. The rule
+// accepts every decimal of at most 15 significant digits between the
+// smallest normal double and the largest, every integer within ±2^53, and
+// whatever strconv and encoding/json write for a float64, subnormals
+// included (5e-324); it refuses a subnormal written with more digits than
+// its double holds (1.23456789012345e-320 reads as 1.2347e-320).
+//
+// Digits are compared as decimals, never as doubles or text: the text's
+// significant digits and decimal point against the shortest ones, so an
+// exponent of any size costs nothing and 1e2, 100 and 100.0 are equal.
+func exactDouble(text string) (float64, bool) {
+	f, err := strconv.ParseFloat(text, 64) // ±Inf out of range, with ErrRange
+	if (err != nil && !errors.Is(err, strconv.ErrRange)) || math.IsInf(f, 0) {
+		return f, false
+	}
+	digits, point, ok := decimalDigits(text)
+	if !ok || f == 0 {
+		return f, ok && digits == "" // 0, -0.0 and 0e5, but not 1e-400
+	}
+	want, wantPoint := shortestDigits(math.Abs(f))
+	return f, digits == want && point == wantPoint
+}
+
+// decimalDigits returns the significant digits of a JSON number, without
+// leading or trailing zeros ("" for zero), and the position of the
+// decimal point relative to them, as shortestDigits does: text's value is
+// ±0.digits × 10^point. It reports false for an exponent too large for any
+// double, whose value could not be read back exactly anyway.
+func decimalDigits(text string) (digits string, point int, ok bool) {
+	mant, exp, hasExp := strings.Cut(strings.TrimPrefix(text, "-"), "e")
+	if !hasExp {
+		mant, exp, hasExp = strings.Cut(mant, "E")
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	all := whole + frac
+	digits = strings.TrimLeft(all, "0")
+	point = len(whole) - (len(all) - len(digits)) // each leading zero moves the point left
+	if digits = strings.TrimRight(digits, "0"); digits == "" {
+		return "", 0, true
+	}
+	if hasExp {
+		e, err := strconv.Atoi(exp)
+		if err != nil || e > 1<<30 || e < -1<<30 {
+			return "", 0, false
+		}
+		point += e
+	}
+	return digits, point, true
+}
+
+// atIndex and atMember prefix the Path of an *InexactNumberError from an
+// array's element or an object's member with the element's index or the
+// member's name, as the error goes up through the value: the path is
+// built only on failure.
+func atIndex(err error, i int) error {
+	return atPath(err, "["+strconv.Itoa(i)+"]")
+}
+
+func atMember(err error, name string) error {
+	if !plainIdentifier(name) {
+		name = string(appendTypeScriptString(nil, name)) // a JMESPath quoted identifier is a JSON string
+	}
+	return atPath(err, name)
+}
+
+func atPath(err error, step string) error {
+	e, ok := err.(*InexactNumberError)
+	if !ok {
+		return err
+	}
+	switch {
+	case e.Path == "@":
+		e.Path = step
+	case e.Path[0] == '[':
+		e.Path = step + e.Path
+	default:
+		e.Path = step + "." + e.Path
+	}
+	return e
+}
+
+// plainIdentifier reports whether name is a JMESPath unquoted identifier:
+// [A-Za-z_][A-Za-z0-9_]*.
+func plainIdentifier(name string) bool {
+	for i := range len(name) {
+		c := name[i]
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // appendPythonString writes s as json.dumps does with ensure_ascii.

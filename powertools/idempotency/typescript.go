@@ -20,11 +20,13 @@ import (
 // that text from the value our search returns on the raw event, byte for
 // byte:
 //
-//   - Every number is a double: 1.0 and 1e0 are 1, -0 is 0, an integer
-//     past 2^53 is rounded (12345678901234567890 is 12345678901234567000),
-//     and one beyond a double's range is null. A double is written as
-//     Number::toString writes it: the shortest digits that read back the
-//     same double, with an exponent below 1e-6 and from 1e21 on.
+//   - Every number is a double: 1.0 and 1e0 are 1, -0 is 0. A double is
+//     written as Number::toString writes it: the shortest digits that read
+//     back the same double, with an exponent below 1e-6 and from 1e21 on.
+//     A number that the double does not hold exactly, such as an integer
+//     past 2^53 that it rounds (9007199254740993 reads as
+//     9007199254740992) or one beyond its range (null), is refused with an
+//     *InexactNumberError: see exactDouble.
 //   - Strings keep their characters as UTF-8; only \" \\ \b \f \n \r \t
 //     and the other control characters (\u00xx, lowercase) are escaped.
 //   - deepSort orders an object's members by their names' toLowerCase(),
@@ -52,9 +54,10 @@ func appendTypeScript(dst []byte, v any) ([]byte, error) {
 	case string:
 		return appendTypeScriptString(dst, v), nil
 	case json.Number:
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return nil, fmt.Errorf("idempotency: number %q: %w", v, err)
+		// Every number is a double in JavaScript, integers too.
+		f, ok := exactDouble(string(v))
+		if !ok {
+			return nil, &InexactNumberError{Compatibility: PowertoolsTypeScript, Path: "@", Number: string(v)}
 		}
 		return appendTypeScriptNumber(dst, f), nil
 	case float64:
@@ -67,7 +70,7 @@ func appendTypeScript(dst []byte, v any) ([]byte, error) {
 			}
 			var err error
 			if dst, err = appendTypeScript(dst, e); err != nil {
-				return nil, err
+				return nil, atIndex(err, i)
 			}
 		}
 		return append(dst, ']'), nil
@@ -84,7 +87,7 @@ func appendTypeScript(dst []byte, v any) ([]byte, error) {
 			dst = appendTypeScriptString(dst, name)
 			dst = append(dst, ':')
 			if dst, err = appendTypeScript(dst, v[name]); err != nil {
-				return nil, err
+				return nil, atMember(err, name)
 			}
 		}
 		return append(dst, '}'), nil
