@@ -5,10 +5,15 @@
 //
 //   - keys_test.go: on every event fixture of jmespath/testdata/events with
 //     the key expressions the documentation shows, and on generated events
-//     (nested objects, numbers with fractions and exponents, big integers,
-//     non-ASCII text, escapes), the Go key and payload hash equal the ones
-//     each Powertools runtime computes, all cases in one process per
-//     runtime (testdata/keys.py, testdata/keys.mjs).
+//     (nested objects, numbers with fractions and exponents, non-ASCII
+//     text, escapes), the Go key and payload hash equal the ones each
+//     Powertools runtime computes, all cases in one process per runtime
+//     (testdata/keys.py, testdata/keys.mjs).
+//   - numbers_test.go: near the edges of what a double holds, every number
+//     the Go key accepts has the runtime's key, and every number it
+//     refuses (idempotency.InexactNumberError) the runtime keys as another
+//     number: 100.00000000000000001 as 100.0, 1e400 as 2e400, and in
+//     TypeScript 9007199254740993 as 9007199254740992.
 //   - moto_test.go: a Go function and a Powertools function sharing one
 //     moto table replay each other's records, detect each other's payload
 //     conflicts, and wait for each other's live leases
