@@ -69,6 +69,12 @@
 // headers and multiValueHeaders, gets 400 rather than a guess at which
 // one was meant. Payload validation defaults to the body.
 //
+// The handler gets the request as lambda.Start decoded it; the middleware
+// reads the request's JSON, as json.Marshal writes it, and the key header's
+// scope beside it. So the middleware's decoding options
+// (idempotency.WithUseNumber, idempotency.WithDisallowUnknownFields) have
+// nothing to decode here: give lambda.Start its own.
+//
 // # Concurrency
 //
 // The returned handler is safe for concurrent use, as the middleware is.

@@ -40,7 +40,13 @@ func New[Req Request, Resp Response](store idempotency.Store, fn func(context.Co
 	if err := c.check(req); err != nil {
 		return nil, err
 	}
-	t, err := idempotency.NewTyped(store, fn, c.middlewareOptions()...)
+	// fn gets the request lambda.Start decoded, as a function wrapper's
+	// function gets its argument: the middleware reads the request's JSON,
+	// with the key header's scope added, and nothing decodes it again.
+	run := func(ctx context.Context, _ decoded) (Resp, error) {
+		return fn(ctx, ctx.Value(requestKey{}).(Req))
+	}
+	t, err := idempotency.NewTyped(store, run, c.middlewareOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -50,18 +56,28 @@ func New[Req Request, Resp Response](store idempotency.Store, fn func(context.Co
 
 // adapter is one wrapped handler.
 type adapter[Req Request, Resp Response] struct {
-	typed *idempotency.Typed[Req, Resp]
+	typed *idempotency.Typed[decoded, Resp]
 	config
 	now func() time.Time // for Retry-After: the lease ends on the real clock
 }
+
+// requestKey is the context key under which handle gives the wrapped
+// handler its request.
+type requestKey struct{}
+
+// decoded is what the middleware decodes the event into for the wrapped
+// handler: nothing, since the handler gets the request itself (see New).
+type decoded struct{}
+
+func (*decoded) UnmarshalJSON([]byte) error { return nil }
 
 // handle answers one request: the handler's response, the stored one for
 // a replay, or a problem for an outcome of the middleware's.
 func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) {
 	var zero Resp
 	r := view(req)
-	// The middleware reads the key and the payload from the event as JSON,
-	// and decodes the handler's Req from those same bytes.
+	// The middleware reads the key and the payload from the request's
+	// JSON; the handler gets req.
 	event, err := json.Marshal(req)
 	if err != nil {
 		return zero, err
@@ -81,7 +97,7 @@ func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) 
 			}
 		}
 	}
-	resp, replayed, err := a.typed.Call(ctx, event)
+	resp, replayed, err := a.typed.Call(context.WithValue(ctx, requestKey{}, req), event)
 	if err != nil {
 		if p, ok := problemFor(err, a.now(), a.keyHeader); ok {
 			return respond[Resp](r, p), nil

@@ -300,6 +300,30 @@ var outcomes = []struct {
 		wantProblem(t, call(`{"amount":5}`), http.StatusBadRequest, "missing-key")
 		wantProblem(t, call(`{"order_id":"o1","ORDER_ID":"o2","amount":5}`), http.StatusBadRequest, "ambiguous-request")
 	}},
+	{"the key header with every decoding option", func(t *testing.T, k kind) {
+		// The header's scope is read beside the request, not decoded
+		// into it: no option of the middleware's decoding can fail on it.
+		for _, opt := range []idempotency.Option{
+			idempotency.WithDisallowUnknownFields(true),
+			idempotency.WithUseNumber(true),
+		} {
+			f := newFixture(t, k, nil, httpapi.WithOptions(opt))
+			var got []httpReq
+			f.reply = func(n int, req httpReq) (httpResp, error) {
+				got = append(got, req)
+				return created(fmt.Sprintf(`{"run":%d}`, n)), nil
+			}
+			first := f.mustCall(pay("k1"))
+			dup := f.mustCall(pay("k1"))
+			if first.status != http.StatusCreated || dup.body != first.body {
+				t.Errorf("first %d %s, then %d %s; want the handler's 201, then its replay", first.status, first.body, dup.status, dup.body)
+			}
+			f.wantRuns(1)
+			if len(got) == 1 && (got[0].body != pay("k1").body || got[0].method != http.MethodPost) {
+				t.Errorf("the handler got %+v, want the request as sent", got[0])
+			}
+		}
+	}},
 }
 
 func TestOutcomes(t *testing.T) {
