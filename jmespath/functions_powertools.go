@@ -24,12 +24,12 @@ var (
 // member names that encoding/json would take for one (see SearchJSON).
 func fnPowertoolsJSON(a []any) (any, error) {
 	v, err := strictjson.Decode([]byte(a[0].(string)))
-	if err != nil {
-		var dupErr *strictjson.DuplicateNameError
-		if errors.As(err, &dupErr) {
-			return nil, &InvalidValueError{Function: "powertools_json", Msg: "ambiguous JSON", Err: err}
-		}
+	var syntaxErr *strictjson.SyntaxError
+	switch {
+	case errors.As(err, &syntaxErr):
 		return nil, &InvalidValueError{Function: "powertools_json", Msg: "invalid JSON", Err: err}
+	case err != nil:
+		return nil, &InvalidValueError{Function: "powertools_json", Msg: "ambiguous JSON", Err: err}
 	}
 	return v, nil
 }

@@ -142,11 +142,12 @@ func FuzzSearchJSON(f *testing.F) {
 	})
 }
 
-// ambiguous reports whether err is a refusal of member names that
-// encoding/json could read two ways.
+// ambiguous reports whether err is a refusal of text that encoding/json
+// could read two ways: member names, or text that is not Unicode.
 func ambiguous(err error) bool {
 	var dup *strictjson.DuplicateNameError
-	return errors.As(err, &dup)
+	var text *strictjson.InvalidTextError
+	return errors.As(err, &dup) || errors.As(err, &text)
 }
 
 // decodeStd decodes raw as the reference does: encoding/json with

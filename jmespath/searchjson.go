@@ -181,11 +181,19 @@ func jsonError(err error) error {
 		}
 		return &InvalidValueError{Msg: "invalid JSON document", Err: err}
 	}
-	var dupErr *strictjson.DuplicateNameError
-	if errors.As(err, &dupErr) && dupErr.Quoted {
+	if quotedAmbiguity(err) {
 		return &InvalidValueError{Function: "powertools_json", Msg: "ambiguous JSON", Err: err}
 	}
 	return &InvalidValueError{Msg: "ambiguous JSON document", Err: err}
+}
+
+// quotedAmbiguity reports whether err, an error of the strict scanner, is
+// a refusal of text that encoding/json could read two ways in a document
+// held in a string.
+func quotedAmbiguity(err error) bool {
+	var dupErr *strictjson.DuplicateNameError
+	var textErr *strictjson.InvalidTextError
+	return errors.As(err, &dupErr) && dupErr.Quoted || errors.As(err, &textErr) && textErr.Quoted
 }
 
 func appendPath(steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {

@@ -54,7 +54,10 @@ func BenchmarkSkip(b *testing.B) {
 	event := readEvent(b)
 	b.SetBytes(int64(len(event)))
 	for b.Loop() {
-		s := scanner{b: event}
+		s, err := newScanner(event, false)
+		if err != nil {
+			b.Fatal(err)
+		}
 		s.space()
 		if err := s.skip(); err != nil {
 			b.Fatal(err)

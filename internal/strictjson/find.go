@@ -47,7 +47,7 @@ func (s *scanner) find(set []*query, k int) error {
 		}
 		// The deeper queries read the value again, in a scanner that
 		// ends where it does.
-		again := scanner{b: s.b[:s.i], i: start, depth: s.depth, quoted: s.quoted}
+		again := scanner{b: s.b[:s.i], i: start, depth: s.depth, quoted: s.quoted, ascii: s.ascii}
 		return again.find(deeper, k)
 	}
 	// The queries whose step fits the value go in; the others select
@@ -103,11 +103,14 @@ func nothing(q *query, k int, c byte) {
 // in the string at s.i.
 func (s *scanner) findInString(set []*query, k int) error {
 	var buf [512]byte // enough for most documents: no allocation
-	text, err := s.readString(buf[:0])
+	text, _, err := s.readString(buf[:0])
 	if err != nil {
 		return err
 	}
-	inner := scanner{b: text, quoted: true}
+	inner, err := newScanner(text, true)
+	if err != nil {
+		return err
+	}
 	inner.space()
 	if err := inner.find(set, k); err != nil {
 		return inner.orSyntax(err)
@@ -116,8 +119,9 @@ func (s *scanner) findInString(set []*query, k int) error {
 }
 
 // findMember takes the queries of set, each at a Member step k, into the
-// object at s.i. A member whose name folds to a query's name, other than
-// one exact match, is refused.
+// object at s.i. Two names that fold to one another are refused, as in
+// every object; so is a query's name present only in a case variant,
+// which encoding/json would read as that name.
 func (s *scanner) findMember(set []*query, k int) error {
 	if err := s.enter(); err != nil {
 		return err
@@ -150,21 +154,23 @@ func (s *scanner) findMember(set []*query, k int) error {
 			firsts.add(upper(name[0]))
 		}
 	}
+	var ns names
 	var buf [64]byte
 	var subArr [4]*query
 	sub := subArr[:0]
 	for more := s.open('}'); more; {
 		at := s.i
-		key, err := s.name(buf[:0])
+		key, plain, err := s.name(buf[:0])
 		if err != nil {
+			return err
+		}
+		if err := s.addKey(&ns, at, key, plain); err != nil {
 			return err
 		}
 		sub = sub[:0]
 		if others || len(key) == 0 || key[0] >= utf8.RuneSelf || firsts.has(upper(key[0])) {
 			for j := range wants {
 				switch w := &wants[j]; {
-				case string(key) == w.name && w.found:
-					return s.duplicate(at, w.name, w.name)
 				case string(key) == w.name:
 					w.found = true
 					sub = append(sub, set[j])
@@ -180,9 +186,9 @@ func (s *scanner) findMember(set []*query, k int) error {
 	s.depth--
 	for j, w := range wants {
 		switch {
-		case w.variant != "" && w.found:
-			return s.duplicate(w.variantAt, w.variant, w.name)
 		case w.variant != "":
+			// Not found: the variant and the name would be two names
+			// that fold to one another.
 			return &DuplicateNameError{Offset: w.variantAt, Quoted: s.quoted, Name: w.name, Variant: w.variant}
 		case !w.found:
 			nothing(set[j], k+1, '{')

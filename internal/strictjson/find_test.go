@@ -68,8 +68,17 @@ var findTests = []struct {
 	{name: "document holding a number", doc: `{"b":" 12 "}`, path: path(mem("b"), jsonDoc), want: num("12")},
 	{name: "document with escapes", doc: `{"b":"{\"\\u00e9\":\"\\ud83d\\ude00\"}"}`, path: path(mem("b"), jsonDoc, mem("é")), want: "😀"},
 	{name: "document with escaped quotes", doc: `{"b":"{\u0022a\u0022:1}"}`, path: path(mem("b"), jsonDoc, mem("a")), want: num("1")},
-	{name: "document with raw invalid UTF-8", doc: "{\"b\":\"\\\"\xff\\\"\"}", path: path(mem("b"), jsonDoc), want: "\ufffd"},
-	{name: "document with a lone surrogate", doc: `{"b":"\"\ud800\""}`, path: path(mem("b"), jsonDoc), want: "\ufffd"},
+	{name: "document with raw invalid UTF-8", doc: "{\"b\":\"\\\"\xff\\\"\"}", path: path(mem("b"), jsonDoc), err: &InvalidTextError{}},
+	{name: "document with a lone surrogate", doc: `{"b":"\"\ud800\""}`, path: path(mem("b"), jsonDoc), err: &InvalidTextError{}},
+	{name: "lone surrogate in a document", doc: `{"b":"\"\\ud800\""}`, path: path(mem("b"), jsonDoc), err: &InvalidTextError{Quoted: true}},
+	{name: "surrogate pair in a document", doc: `{"b":"\"\\ud800\\udc00\""}`, path: path(mem("b"), jsonDoc), want: "\U00010000"},
+	{name: "invalid UTF-8 beside the path", doc: "{\"a\":1,\"b\":\"\xff\"}", path: path(mem("a")), err: &InvalidTextError{}},
+	{name: "invalid UTF-8 before the path", doc: "{\"b\":[\"\xc3\"],\"a\":1}", path: path(mem("a")), err: &InvalidTextError{}},
+	{name: "lone surrogate in a skipped name", doc: `{"\udc00":1,"a":2}`, path: path(mem("a")), err: &InvalidTextError{}},
+	{name: "lone surrogate in a document beside the path", doc: `{"b":"{\"a\":1,\"c\":\"\\ud800\"}"}`, path: path(mem("b"), jsonDoc, mem("a")), err: &InvalidTextError{Quoted: true}},
+	{name: "lone surrogate in another document", doc: `{"b":"\"\\ud800\"","c":"1"}`, path: path(mem("c"), jsonDoc), want: num("1")},
+	{name: "U+FFFD escaped", doc: `{"\ufffd":1}`, path: path(mem("\ufffd")), want: num("1")},
+	{name: "U+FFFD raw", doc: "{\"\xef\xbf\xbd\":\"\xef\xbf\xbd\"}", path: path(mem("\ufffd")), want: "\ufffd"},
 	{name: "nested documents", doc: `{"b":"{\"c\":\"{\\\"d\\\":7}\"}"}`, path: path(mem("b"), jsonDoc, mem("c"), jsonDoc, mem("d")), want: num("7")},
 	{name: "member on a document's number", doc: `{"b":"1"}`, path: path(mem("b"), jsonDoc, mem("c"))},
 	{name: "document not JSON", doc: `{"body":"hello"}`, path: path(mem("body"), jsonDoc), err: &SyntaxError{Quoted: true}},
@@ -105,7 +114,7 @@ var findTests = []struct {
 	{name: "Kelvin sign in the path", doc: `{"k":1}`, path: path(mem("\u212a")), err: &DuplicateNameError{Variant: "k"}},
 	{name: "long s and s", doc: `{"sku":"A","\u017fku":"B"}`, path: path(mem("sku")), err: &DuplicateNameError{}},
 	{name: "long s alone", doc: `{"\u017fku":"B"}`, path: path(mem("sku")), err: &DuplicateNameError{Variant: "\u017fku"}},
-	{name: "lone surrogates", doc: `{"\ud800":1,"\udc00":2}`, path: path(mem("\ufffd")), err: &DuplicateNameError{}},
+	{name: "lone surrogates", doc: `{"\ud800":1,"\udc00":2}`, path: path(mem("\ufffd")), err: &InvalidTextError{}},
 	{name: "variant deeper on the path", doc: `{"a":{"B":1}}`, path: path(mem("a"), mem("b")), err: &DuplicateNameError{Variant: "B"}},
 	{name: "repeated object on the path", doc: `{"a":{"b":1},"a":{"c":2}}`, path: path(mem("a"), mem("b")), err: &DuplicateNameError{}},
 	{name: "variant object on the path", doc: `{"a":{"b":1},"A":{"b":2}}`, path: path(mem("a"), mem("b")), err: &DuplicateNameError{}},
@@ -113,14 +122,21 @@ var findTests = []struct {
 	{name: "variant in a document", doc: `{"body":"{\"id\":1,\"ID\":2}"}`, path: path(mem("body"), jsonDoc, mem("id")), err: &DuplicateNameError{Quoted: true}},
 	{name: "variant of the member holding a document", doc: `{"body":"{}","Body":"{}"}`, path: path(mem("body"), jsonDoc), err: &DuplicateNameError{}},
 
-	{name: "folded pair beside the path", doc: `{"order_id":"A","x":1,"X":2}`, path: path(mem("order_id")), want: "A"},
-	{name: "exact pair beside the path", doc: `{"x":1,"order_id":"A","x":2}`, path: path(mem("order_id")), want: "A"},
-	{name: "folded longer name beside the path", doc: `{"id":1,"idx":2,"IDX":3}`, path: path(mem("id")), want: num("1")},
-	{name: "folded pair in a sibling", doc: `{"a":1,"b":{"c":1,"C":2}}`, path: path(mem("a")), want: num("1")},
-	{name: "folded pair in another element", doc: `[{"c":1,"C":2},{"d":1}]`, path: path(idx(1), mem("d")), want: num("1")},
-	{name: "folded pair beside a document", doc: `{"body":"{\"id\":1}","x":1,"X":2}`, path: path(mem("body"), jsonDoc, mem("id")), want: num("1")},
-	{name: "folded pair in a document beside the path", doc: `{"body":"{\"id\":1,\"x\":1,\"X\":2}"}`, path: path(mem("body"), jsonDoc, mem("id")), want: num("1")},
+	{name: "folded pair beside the path", doc: `{"order_id":"A","x":1,"X":2}`, path: path(mem("order_id")), err: &DuplicateNameError{}},
+	{name: "exact pair beside the path", doc: `{"x":1,"order_id":"A","x":2}`, path: path(mem("order_id")), err: &DuplicateNameError{}},
+	{name: "folded longer name beside the path", doc: `{"id":1,"idx":2,"IDX":3}`, path: path(mem("id")), err: &DuplicateNameError{}},
+	{name: "folded pair in a sibling", doc: `{"a":1,"b":{"c":1,"C":2}}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "folded pair in another element", doc: `[{"c":1,"C":2},{"d":1}]`, path: path(idx(1), mem("d")), err: &DuplicateNameError{}},
+	{name: "folded pair after the path", doc: `[{"d":1},{"c":1,"C":2}]`, path: path(idx(0), mem("d")), err: &DuplicateNameError{}},
+	{name: "escaped pair beside the path", doc: `{"a":1,"b":{"c":1,"\u0063":2}}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "Kelvin pair beside the path", doc: `{"a":1,"b":{"\u212a":1,"k":2}}`, path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "folded pair beside a document", doc: `{"body":"{\"id\":1}","x":1,"X":2}`, path: path(mem("body"), jsonDoc, mem("id")), err: &DuplicateNameError{}},
+	{name: "folded pair in a document beside the path", doc: `{"body":"{\"id\":1,\"x\":1,\"X\":2}"}`, path: path(mem("body"), jsonDoc, mem("id")), err: &DuplicateNameError{Quoted: true}},
+	{name: "folded pair under the path's type", doc: `{"a":{"b":[{"c":1,"C":2}]}}`, path: path(mem("a"), Step{Kind: Type}), err: &DuplicateNameError{}},
 	{name: "folded pair in another document", doc: `{"b":"{\"x\":1,\"X\":2}","c":"{\"d\":1}"}`, path: path(mem("c"), jsonDoc, mem("d")), want: num("1")},
+	{name: "distinct names past sixteen", doc: manyNames(40, `"a":{"b":1}`), path: path(mem("a"), mem("b")), want: num("1")},
+	{name: "exact pair past sixteen", doc: manyNames(40, `"m39":1`), path: path(mem("a")), err: &DuplicateNameError{}},
+	{name: "folded pair past sixteen, skipped", doc: `{"a":1,"b":` + manyNames(30, `"M29":1`) + `}`, path: path(mem("a")), err: &DuplicateNameError{}},
 	{name: "dotted capital I is not i", doc: `{"\u0130":2,"i":1}`, path: path(mem("i")), want: num("1")},
 	{name: "sharp s is not ss", doc: `{"ss":1,"\u00df":2}`, path: path(mem("ss")), want: num("1")},
 
@@ -174,6 +190,14 @@ func checkError(t *testing.T, err, want error) {
 		if e.Got != w.Got {
 			t.Errorf("TypeError.Got = %q, want %q", e.Got, w.Got)
 		}
+	case *InvalidTextError:
+		var e *InvalidTextError
+		if !errors.As(err, &e) {
+			t.Fatalf("error %v, want an *InvalidTextError", err)
+		}
+		if e.Quoted != w.Quoted {
+			t.Errorf("InvalidTextError %+v, want Quoted %v", *e, w.Quoted)
+		}
 	case *DuplicateNameError:
 		var e *DuplicateNameError
 		if !errors.As(err, &e) {
@@ -190,14 +214,17 @@ func checkError(t *testing.T, err, want error) {
 	}
 }
 
-// TestFindDuplicates runs Find, with an empty path, on every text that
-// Decode refuses for its names.
+// TestFindDuplicates runs Find on every text that Decode refuses for its
+// names, with paths that decode it, follow a member through it, and skip
+// it.
 func TestFindDuplicates(t *testing.T) {
 	for _, tc := range duplicateTests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Find([]byte(tc.doc), nil)
-			checkError(t, err, &DuplicateNameError{})
-		})
+		for _, p := range [][]Step{nil, path(mem("zz")), path(idx(1), mem("zz")), path(Step{Kind: Type})} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := Find([]byte(tc.doc), p)
+				checkError(t, err, &DuplicateNameError{})
+			})
+		}
 	}
 }
 
@@ -235,7 +262,7 @@ func TestStructView(t *testing.T) {
 			t.Errorf("mapView(%q, %v) = %#v, %v; want %#v", tc.doc, tc.path, v, err, tc.mapView)
 		}
 		var facts pathFacts
-		if err := facts.follow(newDecoder([]byte(tc.doc)), tc.path); err != nil {
+		if err := facts.read([]byte(tc.doc), tc.path); err != nil {
 			t.Fatal(err)
 		}
 		pair := facts.pair || facts.quotedPair

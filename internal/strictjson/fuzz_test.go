@@ -17,12 +17,16 @@ import (
 // FuzzDecode checks Decode against encoding/json: it accepts only what
 // json.Valid accepts, decodes it as json.Decoder with UseNumber does, and
 // refuses exactly the texts with an object whose names bytes.EqualFold
-// holds equal, as encoding/json's token stream reads them.
+// holds equal, as encoding/json's token stream reads them, or with a
+// string whose raw text is not UTF-8 or holds a lone surrogate.
 func FuzzDecode(f *testing.F) {
 	for _, tc := range grammarTests {
 		f.Add([]byte(tc.doc))
 	}
 	for _, tc := range duplicateTests {
+		f.Add([]byte(tc.doc))
+	}
+	for _, tc := range textTests {
 		f.Add([]byte(tc.doc))
 	}
 	for _, tc := range findTests {
@@ -36,6 +40,7 @@ func FuzzDecode(f *testing.F) {
 		got, err := Decode(data)
 		var se *SyntaxError
 		var de *DuplicateNameError
+		var te *InvalidTextError
 		switch {
 		case err == nil:
 			if !valid {
@@ -51,6 +56,9 @@ func FuzzDecode(f *testing.F) {
 			if hasFoldPair(data) {
 				t.Fatalf("Decode(%q) accepts names that fold together", data)
 			}
+			if hasBadText(data) {
+				t.Fatalf("Decode(%q) accepts text that is not Unicode", data)
+			}
 		case errors.As(err, &se):
 			if se.Quoted || se.Offset < 0 || se.Offset > len(data) {
 				t.Fatalf("Decode(%q): SyntaxError %+v", data, *se)
@@ -58,12 +66,21 @@ func FuzzDecode(f *testing.F) {
 			if valid && nesting(data) <= maxDepth {
 				t.Fatalf("Decode(%q): %v, json.Valid accepts it", data, err)
 			}
+		case !valid:
+			t.Fatalf("Decode(%q): %v, json.Valid refuses it", data, err)
 		case errors.As(err, &de):
 			if found, _ := foldPairs(newDecoder(data)); !found {
 				t.Fatalf("Decode(%q): %v, encoding/json's tokens show no names that fold together", data, err)
 			}
 			if de.Quoted || de.Variant != "" || !bytes.EqualFold([]byte(de.Name), []byte(de.Other)) {
 				t.Fatalf("Decode(%q): DuplicateNameError %+v", data, *de)
+			}
+		case errors.As(err, &te):
+			if !hasBadText(data) {
+				t.Fatalf("Decode(%q): %v, the raw strings are Unicode", data, err)
+			}
+			if te.Quoted || te.Offset < 0 || te.Offset >= len(data) {
+				t.Fatalf("Decode(%q): InvalidTextError %+v", data, *te)
 			}
 		default:
 			t.Fatalf("Decode(%q): error %T %v", data, err, err)
@@ -109,16 +126,20 @@ func FuzzFind(f *testing.F) {
 			}
 			return
 		}
+		if err != nil && se == nil && !valid {
+			t.Fatalf("Find(%q, %q): %v, want a *SyntaxError: json.Valid refuses the text", data, p, err)
+		}
 		var facts pathFacts
-		walkErr := facts.follow(newDecoder(data), steps)
+		walkErr := facts.read(data, steps)
 		var de *DuplicateNameError
 		var te *TypeError
+		var xe *InvalidTextError
 		switch {
 		case err == nil:
 			if !valid || walkErr != nil {
 				t.Fatalf("Find(%q, %q) = %#v, json.Valid refuses the text", data, p, got)
 			}
-			if facts.pair || facts.quotedPair || facts.badDoc || len(facts.typeGot) > 0 {
+			if facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText || facts.badDoc || len(facts.typeGot) > 0 {
 				t.Fatalf("Find(%q, %q) = %#v, should refuse: %+v", data, p, got, facts)
 			}
 			checkViews(t, data, p, steps, got)
@@ -128,15 +149,19 @@ func FuzzFind(f *testing.F) {
 			}
 		case errors.As(err, &de):
 			if found := facts.pair && !de.Quoted || facts.quotedPair && de.Quoted; !found {
-				t.Fatalf("Find(%q, %q): %v, encoding/json's tokens show no names that fold together on the path: %+v", data, p, err, facts)
+				t.Fatalf("Find(%q, %q): %v, encoding/json's tokens show no names that fold together: %+v", data, p, err, facts)
+			}
+		case errors.As(err, &xe):
+			if found := facts.badText && !xe.Quoted || facts.quotedBadText && xe.Quoted; !found {
+				t.Fatalf("Find(%q, %q): %v, the raw strings are Unicode: %+v", data, p, err, facts)
 			}
 		case errors.As(err, &te):
 			if !slices.Contains(facts.typeGot, te.Got) {
 				t.Fatalf("Find(%q, %q): %v, the path meets %q at Document steps", data, p, err, facts.typeGot)
 			}
 			// Invalid text comes first, as the package documents.
-			if !valid || facts.badDoc {
-				t.Fatalf("Find(%q, %q): %v on invalid text", data, p, err)
+			if facts.badDoc || facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText {
+				t.Fatalf("Find(%q, %q): %v on text it refuses: %+v", data, p, err, facts)
 			}
 		default:
 			t.Fatalf("Find(%q, %q): error %T %v", data, p, err, err)
@@ -275,8 +300,8 @@ func eventPaths(v any, prefix []Step, paths *[]string) {
 }
 
 // parsePath reads a path written as steps joined by '.': "#" for a
-// Document step, up to four ASCII digits for an Index step, anything else
-// for a Member step. The empty text is the empty path.
+// Document step, up to four ASCII digits for an Index step, anything else for a Member
+// step. The empty text is the empty path.
 func parsePath(s string) []Step {
 	if s == "" {
 		return nil
@@ -309,7 +334,7 @@ func formatPath(path []Step) (string, bool) {
 				return "", false
 			}
 		case Member:
-			if st.Name == "#" || isIndex(st.Name) || strings.Contains(st.Name, ".") {
+			if strings.HasPrefix(st.Name, "#") || isIndex(st.Name) || strings.Contains(st.Name, ".") {
 				return "", false
 			}
 			segs[i] = st.Name

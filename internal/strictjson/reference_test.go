@@ -10,12 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // This file reads JSON the ways the package's contract names, with
 // encoding/json only: as a map (decodeStd, mapView), as a struct
-// (structView) and as a stream of tokens (hasFoldPair, pathFacts), which
-// keeps every member name, repeated or not.
+// (structView) and as a stream of tokens (hasFoldPair, hasBadText,
+// pathFacts), which keeps every member name, repeated or not, and the
+// raw text of every string.
 
 // decodeStd decodes text as the reference does: encoding/json with
 // UseNumber, refusing data after the value.
@@ -239,15 +241,77 @@ func nameToken(d *json.Decoder) (string, error) {
 	return name, nil
 }
 
-// pathFacts is what following a path through the token stream finds, up
-// to the first error: the grounds on which Find may refuse the text.
+// hasBadText reports whether valid JSON text has a string, name or
+// value, whose raw text holds a byte that is not UTF-8 or a \u escape of
+// a lone surrogate: each string token's raw text is cut from text by the
+// decoder's offsets.
+func hasBadText(text []byte) bool {
+	d := newDecoder(text)
+	for {
+		before := d.InputOffset()
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		if _, ok := tok.(string); !ok {
+			continue
+		}
+		raw := text[before:d.InputOffset()]
+		raw = raw[bytes.IndexByte(raw, '"')+1 : len(raw)-1]
+		if !utf8.Valid(raw) || hasLoneSurrogate(raw) {
+			return true
+		}
+	}
+}
+
+// hasLoneSurrogate reports whether the raw contents of a valid string
+// have a \u escape in 0xD800-0xDFFF that is not a high one (0xD800-0xDBFF)
+// directly followed by a low one (0xDC00-0xDFFF).
+func hasLoneSurrogate(raw []byte) bool {
+	escape := func(i int) (uint64, bool) { // the \u escape at raw[i], if any
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		r, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		return r, err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := escape(i)
+		if !ok {
+			i++ // a two-byte escape
+			continue
+		}
+		i += 5
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if low, ok := escape(i + 1); ok && low >= 0xDC00 && low <= 0xDFFF {
+				i += 6
+				continue
+			}
+			return true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		}
+	}
+	return false
+}
+
+// pathFacts is what reading a text and following a path in it finds: the
+// grounds on which Find may refuse the text.
 type pathFacts struct {
-	// Two names encoding/json reads as one, on the path or in the
-	// selected value: in the text, in a document held in a string.
+	// Two names encoding/json reads as one, anywhere, or the path's name
+	// only in a case variant: in the text, in a document that a Document
+	// step decodes.
 	pair, quotedPair bool
-	badDoc           bool     // a Document step on a string that does not hold JSON
-	typeGot          []string // the JSON type of each non-string at a Document step
-	quoted           bool     // following a path in a document held in a string
+	// A string holding a byte that is not UTF-8 or a lone surrogate: in
+	// the text, in a decoded document.
+	badText, quotedBadText bool
+	badDoc                 bool     // a Document step on a string that does not hold JSON
+	typeGot                []string // the JSON type of each non-string at a Document step
+	quoted                 bool     // reading a document held in a string
 }
 
 func (f *pathFacts) foundPair() {
@@ -258,16 +322,33 @@ func (f *pathFacts) foundPair() {
 	}
 }
 
-// follow reads one value from d and follows path in it, as Find does:
-// in an object on the path, every name other than the first exact match
-// that folds to the step's name is a pair, and so is a second exact match;
-// in the selected value, any two names of one object that fold together.
+func (f *pathFacts) foundBadText() {
+	if f.quoted {
+		f.quotedBadText = true
+	} else {
+		f.badText = true
+	}
+}
+
+// read reads text, which must be valid JSON for its facts to be complete:
+// its names and strings everywhere, then path in it.
+func (f *pathFacts) read(text []byte, path []Step) error {
+	if hasFoldPair(text) {
+		f.foundPair()
+	}
+	if hasBadText(text) {
+		f.foundBadText()
+	}
+	return f.follow(newDecoder(text), path)
+}
+
+// follow reads one value from d and follows path in it, as Find does: in
+// an object on the path, a name that folds to the step's name without
+// being it, with no exact match, is a pair; a Document step reads its
+// document.
 func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 	if len(path) == 0 {
-		found, err := foldPairs(d)
-		if found {
-			f.foundPair()
-		}
+		_, err := foldPairs(d)
 		return err
 	}
 	tok, err := d.Token()
@@ -288,12 +369,12 @@ func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 		}
 		inner := *f
 		inner.quoted = true
-		_ = inner.follow(newDecoder(text), path[1:])
+		_ = inner.read(text, path[1:])
 		inner.quoted = f.quoted
 		*f = inner
 		return nil
 	case st.Kind == Member && tok == json.Delim('{'):
-		exact := false
+		exact, variant := false, false
 		for d.More() {
 			name, err := nameToken(d)
 			if err != nil {
@@ -304,7 +385,7 @@ func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 				exact = true
 				err = f.follow(d, path[1:])
 			case bytes.EqualFold([]byte(name), []byte(st.Name)):
-				f.foundPair()
+				variant = true
 				fallthrough
 			default:
 				_, err = foldPairs(d)
@@ -312,6 +393,9 @@ func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 			if err != nil {
 				return err
 			}
+		}
+		if variant && !exact {
+			f.foundPair()
 		}
 		if _, err := d.Token(); err != nil || exact {
 			return err

@@ -2,7 +2,6 @@ package strictjson
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -17,6 +16,16 @@ type scanner struct {
 	i      int
 	depth  int
 	quoted bool // b is a document held in a string
+	ascii  bool // b is all ASCII (see checkText)
+	// syntaxOnly has skip check the grammar alone: for orSyntax, which
+	// looks for text that is not JSON after a refusal.
+	syntaxOnly bool
+}
+
+// newScanner returns a scanner of doc, after checkText.
+func newScanner(doc []byte, quoted bool) (scanner, error) {
+	ascii, err := checkText(doc, quoted)
+	return scanner{b: doc, quoted: quoted, ascii: ascii}, err
 }
 
 // document decodes the whole text: optional whitespace, the value,
@@ -31,14 +40,14 @@ func (s *scanner) document() (any, error) {
 }
 
 // orSyntax returns err, met while reading s.b, unless it is a refusal of
-// names and the text is not JSON further on: then the syntax error, since
-// text that is not JSON is reported as such whatever came before the fault.
+// JSON text (of names, of text) and the text is
+// not JSON further on: then the syntax error, since text that is not JSON
+// is reported as such whatever came before the fault.
 func (s *scanner) orSyntax(err error) error {
-	var dup *DuplicateNameError
-	if !errors.As(err, &dup) {
+	if _, ok := err.(*SyntaxError); ok {
 		return err
 	}
-	v := scanner{b: s.b, quoted: s.quoted}
+	v := scanner{b: s.b, quoted: s.quoted, ascii: s.ascii, syntaxOnly: true}
 	v.space()
 	if verr := v.skip(); verr != nil {
 		return verr
@@ -59,7 +68,7 @@ func (s *scanner) end() error {
 }
 
 // value decodes the value at s.i, refusing an object with two names that
-// fold to one another.
+// fold to one another and a string holding a lone surrogate.
 func (s *scanner) value() (any, error) {
 	if s.i >= len(s.b) {
 		return nil, s.syntax("unexpected end of JSON input")
@@ -71,7 +80,7 @@ func (s *scanner) value() (any, error) {
 		return s.array()
 	case c == '"':
 		var buf [64]byte
-		v, err := s.readString(buf[:0])
+		v, _, err := s.readString(buf[:0])
 		if err != nil {
 			return nil, err
 		}
@@ -91,18 +100,18 @@ func (s *scanner) object() (any, error) {
 		return nil, err
 	}
 	m := make(map[string]any)
-	var names folds
+	var ns names
 	var buf [64]byte
 	for more := s.open('}'); more; {
 		at := s.i
-		key, err := s.name(buf[:0])
+		key, plain, err := s.name(buf[:0])
 		if err != nil {
 			return nil, err
 		}
-		name := string(key)
-		if other, ok := names.add(name); !ok {
-			return nil, s.duplicate(at, name, other)
+		if err := s.addKey(&ns, at, key, plain); err != nil {
+			return nil, err
 		}
+		name := string(key)
 		if m[name], err = s.value(); err != nil {
 			return nil, err
 		}
@@ -112,42 +121,6 @@ func (s *scanner) object() (any, error) {
 	}
 	s.depth--
 	return m, nil
-}
-
-// folds holds the member names of an object met so far, to find two that
-// fold to one another: by comparing a new name with each, while there are
-// few, then by their folded forms in a map, so that a huge object costs
-// no more than a map.
-type folds struct {
-	few    [16]string
-	n      int
-	folded map[string]string // folded name -> name, once there are many
-}
-
-// add adds name, or returns a name already added that folds to it.
-func (f *folds) add(name string) (other string, ok bool) {
-	if f.n < len(f.few) {
-		for _, o := range f.few[:f.n] {
-			if sameFold(name, o) {
-				return o, false
-			}
-		}
-		f.few[f.n] = name
-		f.n++
-		return "", true
-	}
-	if f.folded == nil {
-		f.folded = make(map[string]string, 2*len(f.few))
-		for _, o := range f.few {
-			f.folded[foldName(o)] = o
-		}
-	}
-	key := foldName(name)
-	if o, dup := f.folded[key]; dup {
-		return o, false
-	}
-	f.folded[key] = name
-	return "", true
 }
 
 func (s *scanner) array() (any, error) {
@@ -210,21 +183,21 @@ func (s *scanner) next(closing byte) (bool, error) {
 
 // name reads the member name at s.i and moves past the ':' after it and
 // the whitespace around. It returns the name decoded: a slice of the text
-// when it needs no decoding, else appended to buf.
-func (s *scanner) name(buf []byte) ([]byte, error) {
+// when it needs no decoding (ASCII without escapes: plain), else appended
+// to buf.
+func (s *scanner) name(buf []byte) (name []byte, plain bool, err error) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return nil, s.syntax("expected a member name")
+		return nil, false, s.syntax("expected a member name")
 	}
-	key, err := s.readString(buf)
-	if err != nil {
-		return nil, err
+	if name, plain, err = s.readString(buf); err != nil {
+		return nil, false, err
 	}
 	if s.space(); s.i >= len(s.b) || s.b[s.i] != ':' {
-		return nil, s.syntax("expected ':' after a member name")
+		return nil, false, s.syntax("expected ':' after a member name")
 	}
 	s.i++
 	s.space()
-	return key, nil
+	return name, plain, nil
 }
 
 func (s *scanner) literal() (any, error) {

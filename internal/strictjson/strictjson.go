@@ -2,38 +2,39 @@
 // structs, and refuses text that it could read two ways.
 //
 // encoding/json fills a struct field from every member whose name equals the
-// field's name or equals it under Unicode simple case folding ("ORDER_ID",
-// "Order_Id" and "order_id" all fill `json:"order_id"`; "\u017fku", with a
-// long s, fills `json:"sku"`), the last one winning; a null member leaves the
-// field as it was, and a repeated object member is merged into it. A reader
-// that matches names exactly and keeps the last duplicate, as a map does, can
-// therefore see another value than the handler that decodes the same text
-// into a struct. This package refuses every text on which the two could
-// differ, where it matters:
+// field's name or equals it once both are folded ("ORDER_ID", "Order_Id"
+// and "order_id" all fill `json:"order_id"`; "\u017fku", with a long s,
+// fills `json:"sku"`), the last one winning; a null member leaves the field
+// as it was, and a repeated object member is merged into it. It decodes a
+// byte that is not UTF-8, and a \u escape of a lone UTF-16 surrogate, as
+// U+FFFD. A reader that matches names exactly and keeps the last
+// duplicate, as a map does, or that keeps the raw text, as json.RawMessage
+// does, can therefore see another request than a handler that decodes the
+// same text into a struct. This package refuses every such text, in the
+// whole text and in every document that a [Document] step decodes:
 //
-//   - [Find] follows a path of member names, array indexes and JSON
-//     documents held in strings (JMESPath's powertools_json). In every object
-//     on the path, a member other than the one exactly named by the path
-//     whose name folds to the path's name is refused, and so is the path's
-//     name alone in a case variant, with no exact member. Inside the
-//     selected value, any two names of one object that fold to one another
-//     are refused. Other objects are validated but their names are not
-//     compared: their members are not selected.
-//   - [Decode] decodes a whole document, refusing any object with two names
-//     that fold to one another.
+//   - An object with two member names that fold to one another, exact
+//     duplicates included, is refused wherever it is, with a
+//     [*DuplicateNameError].
+//   - A string, member name or value, holding a byte that is not UTF-8 or
+//     a \u escape of a lone surrogate is refused wherever it is, with an
+//     [*InvalidTextError]. U+FFFD itself is valid.
+//   - On a path that [Find] follows, a [Member] step on an object holding
+//     its name only in a case variant is refused too, with a
+//     [*DuplicateNameError] (Variant set): a struct field of that name
+//     would be filled from the variant.
 //
-// Either validates the whole text as encoding/json does (json.Valid), and
-// decodes what it returns as json.Unmarshal into an any does with
-// UseNumber: objects as map[string]any, arrays as []any, numbers as
-// json.Number, strings with invalid UTF-8 and lone surrogates replaced by
-// U+FFFD. Names are compared after that decoding, as encoding/json compares
-// them.
+// Names fold as encoding/json folds them to match a struct field: ASCII
+// letters to one case, other runes to one of their Unicode simple folding
+// orbit ("k", "K" and the Kelvin sign K are one name; "ss" and "ß" are
+// two). [EqualFold] compares two names so.
+//
+// Text that json.Valid refuses, or that nests deeper than encoding/json
+// allows, is refused with a [*SyntaxError], before any other refusal
+// found in it. What is accepted decodes as json.Unmarshal into an any
+// with UseNumber decodes it: objects as map[string]any, arrays as []any,
+// numbers as json.Number.
 package strictjson
-
-import (
-	"fmt"
-	"strconv"
-)
 
 // StepKind is what a [Step] selects.
 type StepKind uint8
@@ -59,72 +60,14 @@ type Step struct {
 	Index int    // for Index, 0 or more
 }
 
-// SyntaxError reports text that is not JSON, or that is nested deeper than
-// encoding/json allows.
-type SyntaxError struct {
-	Offset int    // in the text being read
-	Quoted bool   // the text is a document held in a string (a Document step)
-	Msg    string // what was wrong
-}
-
-func (e *SyntaxError) Error() string {
-	if e.Quoted {
-		return fmt.Sprintf("invalid JSON in a string, at offset %d of its value: %s", e.Offset, e.Msg)
-	}
-	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg)
-}
-
-// DuplicateNameError reports an object in which encoding/json would fill one
-// struct field from two members, or from a member the path does not name:
-// Name and Other fold to one another (they are equal for an exact
-// duplicate). Other is "" when the path's name, Name, is present only in
-// a case variant, Variant.
-type DuplicateNameError struct {
-	Offset  int  // of the second member's name, or of the variant; -1 when unknown
-	Quoted  bool // in a document held in a string (a Document step)
-	Name    string
-	Other   string
-	Variant string
-}
-
-func (e *DuplicateNameError) Error() string {
-	where := fmt.Sprintf(" at offset %d", e.Offset)
-	if e.Offset < 0 {
-		where = "" // found in a decoded value
-	}
-	if e.Quoted {
-		where += " in a JSON document held in a string"
-	}
-	name := strconv.QuoteToASCII(e.Name)
-	switch {
-	case e.Variant != "":
-		return fmt.Sprintf("member %s%s is a case variant of %s, which is absent: encoding/json would read it as %s",
-			strconv.QuoteToASCII(e.Variant), where, name, name)
-	case e.Name == e.Other:
-		return fmt.Sprintf("member name %s repeated%s", name, where)
-	}
-	return fmt.Sprintf("member names %s and %s%s are one name to encoding/json", strconv.QuoteToASCII(e.Other), name, where)
-}
-
-// TypeError reports a Document step on a value that is not a string: JSON
-// text is needed there. Got is the value's JSON type: "null" (also when the
-// path before it selected nothing), "boolean", "number", "array" or
-// "object".
-type TypeError struct {
-	Got string
-}
-
-func (e *TypeError) Error() string {
-	return "a JSON document held in a string was expected, got " + e.Got
-}
-
 // Find validates doc and returns the value that path selects in it, or nil
 // when the path selects nothing: a member that is absent, an index past the
 // end, a Member step on anything but an object or an Index step on anything
 // but an array. A Document step that gets anything but a string fails with
-// a [*TypeError]; text that is not JSON with a [*SyntaxError]; names that
-// encoding/json could read two ways (see the package documentation) with a
-// [*DuplicateNameError].
+// a [*TypeError], once all the text has been read; text that is not JSON
+// with a [*SyntaxError]; text that encoding/json could read two ways (see
+// the package documentation) with a [*DuplicateNameError] or an
+// [*InvalidTextError].
 func Find(doc []byte, path []Step) (any, error) {
 	v, err := FindAll(doc, path)
 	if err != nil {
@@ -143,7 +86,10 @@ func FindAll(doc []byte, paths ...[]Step) ([]any, error) {
 		qs[i].path = p
 		set[i] = &qs[i]
 	}
-	s := scanner{b: doc}
+	s, err := newScanner(doc, false)
+	if err != nil {
+		return nil, err
+	}
 	s.space()
 	if err := s.find(set, 0); err != nil {
 		return nil, s.orSyntax(err)
@@ -166,8 +112,12 @@ func FindAll(doc []byte, paths ...[]Step) ([]any, error) {
 }
 
 // Decode validates and decodes doc, refusing any object with two names that
-// fold to one another (a [*DuplicateNameError]).
+// fold to one another (a [*DuplicateNameError]) and any string holding
+// text that is not Unicode (an [*InvalidTextError]).
 func Decode(doc []byte) (any, error) {
-	s := scanner{b: doc}
+	s, err := newScanner(doc, false)
+	if err != nil {
+		return nil, err
+	}
 	return s.document()
 }

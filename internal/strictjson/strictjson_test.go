@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // grammarTests are documents with the validity json.Valid gives them:
@@ -83,14 +86,8 @@ var grammarTests = []struct {
 	{"backslash at end", `"\`, false},
 	{"escaped quote unterminated", `"\"`, false},
 	{"surrogate pair", `"\ud83d\ude00"`, true},
-	{"lone high surrogate", `"\ud800"`, true},
-	{"lone low surrogate", `"\udc00"`, true},
-	{"reversed surrogates", `"\udc00\ud800"`, true},
-	{"raw invalid UTF-8", "\"\xff\xfe\"", true},
-	{"raw truncated UTF-8", "\"\xe2\x82\"", true},
-	{"raw overlong UTF-8", "\"\xc0\xaf\"", true},
-	{"raw UTF-8 surrogate", "\"\xed\xa0\x80\"", true},
 	{"raw U+FFFD", "\"\xef\xbf\xbd\"", true},
+	{"escaped U+FFFD", `"\ufffd\uFFFD"`, true},
 	{"invalid UTF-8 outside string", "[\xff]", false},
 
 	{"empty object", `{}`, true},
@@ -166,16 +163,11 @@ func TestDecodeValues(t *testing.T) {
 		{"short escapes", `"\"\\\/\b\f\n\r\t"`, "\"\\/\b\f\n\r\t"},
 		{"unicode escapes", `"\u00e9\u00C9\u0000"`, "éÉ\x00"},
 		{"surrogate pair", `"\ud83d\ude00"`, "😀"},
-		{"lone high surrogate", `"a\ud800b"`, "a\ufffdb"},
-		{"high surrogate then letter", `"\ud800\u0041"`, "\ufffdA"},
-		{"lone low surrogate", `"\udc00"`, "\ufffd"},
-		{"reversed surrogates", `"\udc00\ud800"`, "\ufffd\ufffd"},
-		{"two highs then low", `"\ud800\ud800\udc00"`, "\ufffd\U00010000"},
-		{"raw invalid bytes", "\"a\xffb\xfe\"", "a\ufffdb\ufffd"},
-		{"raw truncated sequence", "\"\xe2\x82\"", "\ufffd\ufffd"},
-		{"raw UTF-8 surrogate", "\"\xed\xa0\x80\"", "\ufffd\ufffd\ufffd"},
 		{"raw multibyte", "\"é😀\"", "é😀"},
-		{"escaped names", `{"order\u005fid":"A","\ud800":1}`, M{"order_id": "A", "\ufffd": N("1")}},
+		{"highest surrogate pair", `"\udbff\udfff"`, "\U0010ffff"},
+		{"U+FFFD raw and escaped", "\"\xef\xbf\xbd\\ufffd\"", "\ufffd\ufffd"},
+		{"escaped names", `{"order\u005fid":"A","\ud83d\ude00":1}`, M{"order_id": "A", "😀": N("1")}},
+		{"seventeen names", manyNames(17, ""), manyMembers(17)},
 		{"same names in different objects", `[{"a":1},{"a":2,"b":{"a":3}}]`, A{M{"a": N("1")}, M{"a": N("2"), "b": M{"a": N("3")}}}},
 		{"folded names in a string are text", `{"a":"{\"b\":1,\"B\":2}"}`, M{"a": `{"b":1,"B":2}`}},
 		{"dotted i and dotless i do not fold to i", `{"i":1,"\u0130":2,"\u0131":3}`, M{"i": N("1"), "\u0130": N("2"), "\u0131": N("3")}},
@@ -216,12 +208,114 @@ var duplicateTests = []struct {
 	{"dz digraph forms", `{"\u01c5":1,"\u01c6":2}`},
 	{"escaped underscore", `{"order_id":1,"order\u005fid":2}`},
 	{"escaped letter", `{"\u0061":1,"a":2}`},
-	{"two lone surrogates", `{"\ud800":1,"\udc00":2}`},
-	{"lone surrogate and U+FFFD", "{\"\\udfff\":1,\"\xef\xbf\xbd\":2}"},
-	{"two invalid bytes", "{\"a\xff\":1,\"a\xfe\":2}"},
+	{"U+FFFD escaped and raw", "{\"\\ufffd\":1,\"\xef\xbf\xbd\":2}"},
+	{"surrogate pair escaped and raw", `{"\ud83d\ude00":1,"😀":2}`},
+	{"past sixteen names", manyNames(20, `"M3":1`)},
+	{"past sixteen names, the last two", manyNames(20, `"M19":1`)},
+	{"past sixteen names, escaped", manyNames(20, `"\u006d7":1`)},
+	{"past sixteen names, Kelvin sign", manyNames(17, `"\u212a":1,"k":2`)},
+	{"seventeenth name", manyNames(16, `"m0":1`)},
 	{"after other members", `{"x":1,"a":1,"y":2,"A":2}`},
 	{"nested in object", `{"a":{"b":1,"B":2}}`},
 	{"nested in array", `[1,{"b":1,"b":2}]`},
+}
+
+// manyNames is an object with n members, "m0" to "m<n-1>", then the
+// members more, when not empty.
+func manyNames(n int, more string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, `"m%d":%d,`, i, i)
+	}
+	if more == "" {
+		return strings.TrimSuffix(b.String(), ",") + "}"
+	}
+	return b.String() + more + "}"
+}
+
+// manyMembers is manyNames(n, "") decoded.
+func manyMembers(n int) map[string]any {
+	m := map[string]any{}
+	for i := range n {
+		m[fmt.Sprintf("m%d", i)] = json.Number(strconv.Itoa(i))
+	}
+	return m
+}
+
+// textTests are strings that json.Valid accepts: Decode refuses those
+// with text that encoding/json reads as U+FFFD without its saying U+FFFD,
+// at the offset at, and decodes the others as want.
+var textTests = []struct {
+	name string
+	doc  string
+	at   int // -1 when valid
+	want any
+}{
+	{"lone high surrogate", `"a\ud800b"`, 2, nil},
+	{"lone low surrogate", `"\udc00"`, 1, nil},
+	{"reversed surrogates", `"\udc00\ud800"`, 1, nil},
+	{"high surrogate then letter", `"\ud800\u0041"`, 1, nil},
+	{"high surrogate then short escape", `"\ud800\n"`, 1, nil},
+	{"high surrogate at the end", `"x\udbff"`, 2, nil},
+	{"two highs then low", `"\ud800\ud800\udc00"`, 1, nil},
+	{"pair then lone low", `"\ud83d\ude00\ude00"`, 13, nil},
+	{"raw invalid byte", "\"a\xffb\"", 2, nil},
+	{"raw continuation byte", "\"\x80\"", 1, nil},
+	{"raw truncated sequence", "\"\xe2\x82\"", 1, nil},
+	{"raw overlong sequence", "\"\xc0\xaf\"", 1, nil},
+	{"raw UTF-8 surrogate", "\"\xed\xa0\x80\"", 1, nil},
+	{"raw past U+10FFFF", "\"\xf4\x90\x80\x80\"", 1, nil},
+	{"raw invalid byte after eight ASCII", "\"abcdefghi\xff\"", 10, nil},
+	{"raw invalid byte after an escape", "\"\\n\xfe\"", 3, nil},
+	{"in a name", "{\"a\xff\":1}", 3, nil},
+	{"in a nested value", `[1,{"a":"\udfff"}]`, 9, nil},
+	{"in a second name", "{\"a\":1,\"\\udc00\":2}", 8, nil},
+
+	{"surrogate pair", `"\ud83d\ude00"`, -1, "😀"},
+	{"highest pair", `"\uDBFF\uDFFF"`, -1, "\U0010ffff"},
+	{"raw U+FFFD", "\"\xef\xbf\xbd\"", -1, "\ufffd"},
+	{"escaped U+FFFD", `"\ufffd"`, -1, "\ufffd"},
+	{"raw four bytes", "\"\xf0\x9f\x98\x80\"", -1, "😀"},
+	{"raw U+10FFFF", "\"\xf4\x8f\xbf\xbf\"", -1, "\U0010ffff"},
+	{"escaped and raw", "\"\\u00e9\xc3\xa9\"", -1, "éé"},
+	{"escape that is not a surrogate", `"\ud7ff\ue000"`, -1, "\ud7ff\ue000"},
+}
+
+func TestDecodeText(t *testing.T) {
+	for _, tc := range textTests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !json.Valid([]byte(tc.doc)) || hasBadText([]byte(tc.doc)) != (tc.at >= 0) {
+				t.Fatalf("%q: the table is wrong", tc.doc)
+			}
+			got, err := Decode([]byte(tc.doc))
+			if tc.at < 0 {
+				std, _ := decodeStd([]byte(tc.doc))
+				if err != nil || !reflect.DeepEqual(got, tc.want) || !reflect.DeepEqual(got, std) {
+					t.Errorf("Decode(%q) = %#v, %v; want %#v", tc.doc, got, err, tc.want)
+				}
+				return
+			}
+			var te *InvalidTextError
+			if !errors.As(err, &te) || te.Offset != tc.at || te.Quoted {
+				t.Fatalf("Decode(%q) = %#v, %v; want an *InvalidTextError at %d", tc.doc, got, err, tc.at)
+			}
+			// Skipped rather than decoded, and in a document held in a
+			// string.
+			_, err = Find([]byte(tc.doc), []Step{{Kind: Type}})
+			if !errors.As(err, &te) || te.Offset != tc.at {
+				t.Errorf("Find(%q, Type): %v; want an *InvalidTextError at %d", tc.doc, err, tc.at)
+			}
+			if !utf8.ValidString(tc.doc) {
+				return // a string cannot hold it and be valid
+			}
+			quoted, _ := json.Marshal(tc.doc)
+			_, err = Find(quoted, []Step{{Kind: Document}, {Kind: Type}})
+			if !errors.As(err, &te) || !te.Quoted || te.Offset != tc.at {
+				t.Errorf("Find(%s, Document Type): %v; want a quoted *InvalidTextError at %d", quoted, err, tc.at)
+			}
+		})
+	}
 }
 
 func TestDecodeDuplicateNames(t *testing.T) {
@@ -265,7 +359,8 @@ func TestDecodeDepth(t *testing.T) {
 }
 
 // TestSyntaxBeforeDuplicate checks that text that is not JSON is reported
-// as such, even when names that fold together come before the fault.
+// as such, even when names that fold together or text that is not
+// Unicode come before the fault.
 func TestSyntaxBeforeDuplicate(t *testing.T) {
 	for _, tc := range []struct {
 		doc  string
@@ -275,6 +370,11 @@ func TestSyntaxBeforeDuplicate(t *testing.T) {
 		{`{"A":1} x`, []Step{{Kind: Member, Name: "a"}}},
 		{`{"a":1,"A":2,`, nil},
 		{`{"b":"{\"a\":1,\"a\":2,"}`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}, {Kind: Member, Name: "a"}}},
+		{`{"a":1,"A":2} x`, []Step{{Kind: Type}}},
+		{`["\ud800"] x`, nil},
+		{`["\ud800"] x`, []Step{{Kind: Type}}},
+		{`{"\udc00":1} x`, []Step{{Kind: Member, Name: "a"}}},
+		{`{"b":"\"\\ud800\""} x`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}}},
 	} {
 		var err error
 		if tc.path == nil {

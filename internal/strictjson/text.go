@@ -36,12 +36,19 @@ func stops8(w uint64) uint64 {
 	return (quoteOrControl | backslash) &^ w & highBits
 }
 
+// What stringEnd met in a string, besides its other bytes.
+const (
+	escaped   = 1 << iota // a backslash escape
+	surrogate             // a \u escape of a UTF-16 surrogate
+)
+
 // stringEnd returns the index of the byte that ends the contents of a
 // string from b[i], just after its opening quote: its closing quote, or
-// its first fault (a control byte, an invalid escape, the end of b).
-// Eight bytes at a time, it reads the middleware's event in ~6,000
-// instructions fewer than one at a time: most of the text is strings.
-func stringEnd(b []byte, i int) int {
+// its first fault of grammar (a control byte, an invalid escape, the end
+// of b). flags says which escapes it met on the way. Eight bytes at a
+// time, it reads the middleware's event in ~6,000 instructions fewer than
+// one at a time: most of the text is strings.
+func stringEnd(b []byte, i int) (end int, flags uint8) {
 	for {
 		if len(b)-i >= 8 {
 			m := stops8(binary.LittleEndian.Uint64(b[i : i+8]))
@@ -55,18 +62,106 @@ func stringEnd(b []byte, i int) int {
 				i++
 			}
 			if i >= len(b) {
-				return i
+				return i, flags
 			}
 		}
 		if b[i] != '\\' {
-			return i
+			return i, flags
 		}
 		n := escapeLen(b, i)
 		if n == 0 {
-			return i
+			return i, flags
+		}
+		flags |= escaped
+		// \uD800 to \uDFFF: a 'd' and a digit of 8 or more.
+		if n == 6 && b[i+2]|0x20 == 'd' && b[i+3] >= '8' {
+			flags |= surrogate
 		}
 		i += n
 	}
+}
+
+// checkText reads the text of doc, before the scanner reads its JSON:
+// ascii reports that all of it is ASCII; err, that it is not UTF-8.
+// Text that is not UTF-8 is refused here, once, so that no string needs
+// its bytes checked again: a byte that is not part of a UTF-8 encoding is
+// decoded by encoding/json as U+FFFD, like U+FFFD itself, so texts that
+// differ there would be one value. Outside strings, JSON's grammar takes
+// no byte of 0x80 or more: err is a *SyntaxError when the text is not
+// JSON either, else an *InvalidTextError. A document held in a string
+// decoded by readString is UTF-8.
+func checkText(doc []byte, quoted bool) (ascii bool, err error) {
+	var seen uint64 // all bytes ORed, eight at a time
+	p := doc
+	for ; len(p) >= 32; p = p[32:] {
+		le := binary.LittleEndian
+		seen |= le.Uint64(p) | le.Uint64(p[8:]) | le.Uint64(p[16:]) | le.Uint64(p[24:])
+	}
+	for _, c := range p {
+		seen |= uint64(c)
+	}
+	if seen&highBits == 0 {
+		return true, nil
+	}
+	if utf8.Valid(doc) {
+		return false, nil
+	}
+	v := scanner{b: doc, quoted: quoted, syntaxOnly: true}
+	v.space()
+	if err := v.skip(); err != nil {
+		return false, err
+	}
+	if err := v.end(); err != nil {
+		return false, err
+	}
+	for i := 0; ; {
+		r, size := utf8.DecodeRune(doc[i:])
+		if r == utf8.RuneError && size == 1 {
+			return false, &InvalidTextError{Offset: i, Quoted: quoted}
+		}
+		i += size
+	}
+}
+
+// loneSurrogate returns the index of the first \u escape of a UTF-16
+// surrogate in b[i:end], the contents of a string whose grammar is valid,
+// that is not a high one followed by a low one, or -1. encoding/json
+// decodes such an escape as U+FFFD, like U+FFFD itself, so texts that
+// differ there would be one value.
+func loneSurrogate(b []byte, i, end int) int {
+	for i < end {
+		switch {
+		case b[i] != '\\':
+			i++
+		case b[i+1] != 'u':
+			i += 2
+		case !utf16.IsSurrogate(hex4(b[i+2 : i+6])):
+			i += 6
+		case surrogatePair(b[i:end]):
+			i += 12
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// surrogatePair reports whether b starts with two valid \u escapes that
+// are a high and a low surrogate, which decode as one rune.
+func surrogatePair(b []byte) bool {
+	if len(b) < 12 || b[6] != '\\' || b[7] != 'u' {
+		return false
+	}
+	return utf16.DecodeRune(hex4(b[2:6]), hex4(b[8:12])) != unicode.ReplacementChar
+}
+
+// checkSurrogates refuses the contents of the string s.b[start:end],
+// whose grammar is valid, if they hold a lone surrogate.
+func (s *scanner) checkSurrogates(start, end int) error {
+	if i := loneSurrogate(s.b, start, end); i >= 0 {
+		return &InvalidTextError{Offset: i, Quoted: s.quoted}
+	}
+	return nil
 }
 
 // stringError reports the fault at s.b[i] that ended a string.
@@ -97,40 +192,45 @@ func escapeLen(b []byte, i int) int {
 var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // readString validates the string at s.i and moves past it. It returns
-// the string's value: a slice of the text when that is its value (no
-// escape, ASCII only), else appended to buf, decoded as encoding/json
-// decodes it: invalid UTF-8 bytes and lone surrogates become U+FFFD.
-func (s *scanner) readString(buf []byte) ([]byte, error) {
+// the string's value, decoded as encoding/json decodes it: a slice of the
+// text when that is its value (no escape, ASCII only), and then verbatim
+// is set; else appended to buf. A lone surrogate (see loneSurrogate) is
+// refused with an [*InvalidTextError]; s.b is UTF-8 (see checkText).
+func (s *scanner) readString(buf []byte) (v []byte, verbatim bool, err error) {
 	b := s.b
 	start := s.i + 1
 	i := verbatimEnd(b, start)
 	if i < len(b) && b[i] == '"' {
 		s.i = i + 1
-		return b[start:i], nil
+		return b[start:i], true, nil
 	}
 	dst := append(buf, b[start:i]...)
 	for {
 		if i >= len(b) {
-			return nil, s.syntaxAt(i, "unexpected end of JSON input in a string")
+			return nil, false, s.syntaxAt(i, "unexpected end of JSON input in a string")
 		}
 		switch c := b[i]; {
 		case c == '"':
 			s.i = i + 1
-			return dst, nil
+			return dst, false, nil
 		case c == '\\' && len(b)-i >= 2 && unescaped[b[i+1]] != 0:
 			dst = append(dst, unescaped[b[i+1]])
 			i += 2
 		case c == '\\':
 			if escapeLen(b, i) == 0 {
-				return nil, s.syntaxAt(i, "invalid escape in a string")
+				return nil, false, s.syntaxAt(i, "invalid escape in a string")
 			}
-			dst, i = appendRune(dst, b, i)
+			r, n := escapedRune(b[i:])
+			if r < 0 {
+				return nil, false, &InvalidTextError{Offset: i, Quoted: s.quoted}
+			}
+			dst = utf8.AppendRune(dst, r)
+			i += n
 		case c < ' ':
-			return nil, s.syntaxAt(i, "control character in a string")
-		default:
-			r, size := utf8.DecodeRune(b[i:])
-			dst = utf8.AppendRune(dst, r) // RuneError for an invalid byte
-			i += size
+			return nil, false, s.syntaxAt(i, "control character in a string")
+		default: // a byte of 0x80 or more
+			dst = append(dst, c)
+			i++
 		}
 		// The bytes up to the next that is not its own value, eight at
 		// a time: all eight appended, then those from that one cut off.
@@ -154,23 +254,18 @@ func (s *scanner) readString(buf []byte) ([]byte, error) {
 	}
 }
 
-// appendRune appends the rune of the valid \\u escape at b[i] to dst and
-// returns the index after it; or after the next one, when they are a
-// high and a low surrogate that decode as one rune.
-func appendRune(dst, b []byte, i int) ([]byte, int) {
-	r := hex4(b[i+2 : i+6])
-	i += 6
-	if utf16.IsSurrogate(r) {
-		r2 := rune(-1)
-		if len(b)-i >= 6 && b[i] == '\\' && b[i+1] == 'u' {
-			r2 = hex4(b[i+2 : i+6])
-		}
-		if pair := utf16.DecodeRune(r, r2); pair != unicode.ReplacementChar {
-			return utf8.AppendRune(dst, pair), i + 6
-		}
-		r = unicode.ReplacementChar
+// escapedRune returns the rune of the valid \u escape that b starts
+// with, and the length of the text it takes: 12 for a high and a low
+// surrogate, which decode as one rune. A lone surrogate gives -1.
+func escapedRune(b []byte) (rune, int) {
+	r := hex4(b[2:6])
+	switch {
+	case !utf16.IsSurrogate(r):
+		return r, 6
+	case surrogatePair(b):
+		return utf16.DecodeRune(r, hex4(b[8:12])), 12
 	}
-	return utf8.AppendRune(dst, r), i
+	return -1, 6
 }
 
 // verbatimEnd returns the index of the first byte at or after b[i] that is
@@ -208,71 +303,4 @@ func hex4(h []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
-}
-
-// foldName folds name as encoding/json folds member names to find a struct
-// field: ASCII letters to upper case, every other rune to the smallest of
-// its Unicode simple folding orbit (so the Kelvin sign K and "k" both
-// become "K"). Two names fill the same field exactly when their folded
-// forms are equal, as bytes.EqualFold would say.
-func foldName(name string) string {
-	out := make([]byte, 0, len(name))
-	for _, r := range name {
-		if r < utf8.RuneSelf {
-			if 'a' <= r && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			out = append(out, byte(r))
-			continue
-		}
-		for {
-			next := unicode.SimpleFold(r)
-			if next <= r {
-				r = next
-				break
-			}
-			r = next
-		}
-		out = utf8.AppendRune(out, r)
-	}
-	return string(out)
-}
-
-// sameFold reports whether a and b fold to the same name. ASCII names of
-// different lengths never do; other names may (the Kelvin sign takes three
-// bytes, the "k" it folds to one).
-func sameFold[A, B string | []byte](a A, b B) bool {
-	// Names fold rune by rune: two ASCII first bytes that differ but for
-	// case settle it at once, as they do for most pairs of names.
-	if len(a) > 0 && len(b) > 0 && a[0] < utf8.RuneSelf && b[0] < utf8.RuneSelf && upper(a[0]) != upper(b[0]) {
-		return false
-	}
-	if isASCII(a) && isASCII(b) {
-		if len(a) != len(b) {
-			return false
-		}
-		for i := 0; i < len(a); i++ {
-			if upper(a[i]) != upper(b[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return foldName(string(a)) == foldName(string(b))
-}
-
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'z' {
-		return c - ('a' - 'A')
-	}
-	return c
-}
-
-func isASCII[T string | []byte](s T) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
