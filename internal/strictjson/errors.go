@@ -82,3 +82,16 @@ func (e *InvalidTextError) Error() string {
 	}
 	return fmt.Sprintf("string at offset %d%s holds invalid UTF-8 or a lone surrogate, which encoding/json reads as U+FFFD", e.Offset, where)
 }
+
+// LimitError reports a document held in a string that is longer than
+// the Limit of the Document step that would decode it.
+type LimitError struct {
+	Offset int  // of the string, in the text being read
+	Quoted bool // the string is in a document held in a string
+	Limit  int  // the step's Limit
+	Len    int  // the document's length: of the string's value, in bytes
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("JSON document held in the string at offset %d is %d bytes long, more than the limit of %d", e.Offset, e.Len, e.Limit)
+}

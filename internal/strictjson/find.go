@@ -100,12 +100,19 @@ func nothing(q *query, k int, c byte) {
 }
 
 // findInString takes the queries of set, at step k, into the document held
-// in the string at s.i.
+// in the string at s.i: step k-1 of each is the Document step, which
+// refuses a document longer than its Limit.
 func (s *scanner) findInString(set []*query, k int) error {
+	at := s.i
 	var buf [512]byte // enough for most documents: no allocation
 	text, _, err := s.readString(buf[:0])
 	if err != nil {
 		return err
+	}
+	for _, q := range set {
+		if limit := q.path[k-1].Limit; limit > 0 && len(text) > limit {
+			return &LimitError{Offset: at, Quoted: s.quoted, Limit: limit, Len: len(text)}
+		}
 	}
 	inner, err := newScanner(text, true)
 	if err != nil {

@@ -146,7 +146,16 @@ var findTests = []struct {
 	{name: "Kelvin pair deep in the selection", doc: `{"a":{"b":{"k":1,"\u212a":2}}}`, path: path(mem("a")), err: &DuplicateNameError{}},
 	{name: "folded pair in the selected document", doc: `{"body":"{\"x\":1,\"X\":2}"}`, path: path(mem("body"), jsonDoc), err: &DuplicateNameError{Quoted: true}},
 	{name: "folded pair in the whole text", doc: `{"a":1,"A":2}`, err: &DuplicateNameError{}},
+
+	{name: "document at its limit", doc: `{"b":"{\"a\":1}"}`, path: path(mem("b"), limited(7), mem("a")), want: num("1")},
+	{name: "document past its limit", doc: `{"b":"{\"a\":1}"}`, path: path(mem("b"), limited(6), mem("a")), err: &LimitError{}},
+	{name: "limit on the value, not the text", doc: `{"b":"{\u0022a\u0022:1}"}`, path: path(mem("b"), limited(7), mem("a")), want: num("1")},
+	{name: "nested document past its limit", doc: `{"b":"{\"c\":\"[1,2]\"}"}`, path: path(mem("b"), limited(15), mem("c"), limited(4)), err: &LimitError{Quoted: true}},
+	{name: "limit on a document not read", doc: `{"b":"[1,2]","c":1}`, path: path(mem("c")), want: num("1")},
 }
+
+// limited is a Document step with a Limit.
+func limited(n int) Step { return Step{Kind: Document, Limit: n} }
 
 func TestFind(t *testing.T) {
 	for _, tc := range findTests {
@@ -197,6 +206,14 @@ func checkError(t *testing.T, err, want error) {
 		}
 		if e.Quoted != w.Quoted {
 			t.Errorf("InvalidTextError %+v, want Quoted %v", *e, w.Quoted)
+		}
+	case *LimitError:
+		var e *LimitError
+		if !errors.As(err, &e) {
+			t.Fatalf("error %v, want a *LimitError", err)
+		}
+		if e.Quoted != w.Quoted || e.Len <= e.Limit {
+			t.Errorf("LimitError %+v, want Quoted %v", *e, w.Quoted)
 		}
 	case *DuplicateNameError:
 		var e *DuplicateNameError

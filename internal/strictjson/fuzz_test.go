@@ -134,12 +134,13 @@ func FuzzFind(f *testing.F) {
 		var de *DuplicateNameError
 		var te *TypeError
 		var xe *InvalidTextError
+		var le *LimitError
 		switch {
 		case err == nil:
 			if !valid || walkErr != nil {
 				t.Fatalf("Find(%q, %q) = %#v, json.Valid refuses the text", data, p, got)
 			}
-			if facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText || facts.badDoc || len(facts.typeGot) > 0 {
+			if facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText || facts.badDoc || facts.tooLong || len(facts.typeGot) > 0 {
 				t.Fatalf("Find(%q, %q) = %#v, should refuse: %+v", data, p, got, facts)
 			}
 			checkViews(t, data, p, steps, got)
@@ -155,12 +156,16 @@ func FuzzFind(f *testing.F) {
 			if found := facts.badText && !xe.Quoted || facts.quotedBadText && xe.Quoted; !found {
 				t.Fatalf("Find(%q, %q): %v, the raw strings are Unicode: %+v", data, p, err, facts)
 			}
+		case errors.As(err, &le):
+			if !facts.tooLong {
+				t.Fatalf("Find(%q, %q): %v, no document on the path is longer than its limit", data, p, err)
+			}
 		case errors.As(err, &te):
 			if !slices.Contains(facts.typeGot, te.Got) {
 				t.Fatalf("Find(%q, %q): %v, the path meets %q at Document steps", data, p, err, facts.typeGot)
 			}
 			// Invalid text comes first, as the package documents.
-			if facts.badDoc || facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText {
+			if facts.badDoc || facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText || facts.tooLong {
 				t.Fatalf("Find(%q, %q): %v on text it refuses: %+v", data, p, err, facts)
 			}
 		default:
@@ -300,7 +305,8 @@ func eventPaths(v any, prefix []Step, paths *[]string) {
 }
 
 // parsePath reads a path written as steps joined by '.': "#" for a
-// Document step, up to four ASCII digits for an Index step, anything else for a Member
+// Document step, "#" and up to four ASCII digits for one with that Limit,
+// up to four ASCII digits for an Index step, anything else for a Member
 // step. The empty text is the empty path.
 func parsePath(s string) []Step {
 	if s == "" {
@@ -311,6 +317,9 @@ func parsePath(s string) []Step {
 		switch {
 		case seg == "#":
 			steps = append(steps, Step{Kind: Document})
+		case strings.HasPrefix(seg, "#") && isIndex(seg[1:]):
+			limit, _ := strconv.Atoi(seg[1:])
+			steps = append(steps, Step{Kind: Document, Limit: limit})
 		case isIndex(seg):
 			i, _ := strconv.Atoi(seg)
 			steps = append(steps, Step{Kind: Index, Index: i})
@@ -328,6 +337,12 @@ func formatPath(path []Step) (string, bool) {
 		switch st.Kind {
 		case Document:
 			segs[i] = "#"
+			if st.Limit > 0 {
+				segs[i] += strconv.Itoa(st.Limit)
+				if !isIndex(segs[i][1:]) {
+					return "", false
+				}
+			}
 		case Index:
 			segs[i] = strconv.Itoa(st.Index)
 			if !isIndex(segs[i]) {

@@ -310,6 +310,7 @@ type pathFacts struct {
 	// the text, in a decoded document.
 	badText, quotedBadText bool
 	badDoc                 bool     // a Document step on a string that does not hold JSON
+	tooLong                bool     // a Document step on a document longer than its Limit
 	typeGot                []string // the JSON type of each non-string at a Document step
 	quoted                 bool     // reading a document held in a string
 }
@@ -366,6 +367,9 @@ func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 		text := []byte(s)
 		if !json.Valid(text) || nesting(text) > maxDepth {
 			f.badDoc = true
+		}
+		if st.Limit > 0 && len(text) > st.Limit {
+			f.tooLong = true
 		}
 		inner := *f
 		inner.quoted = true

@@ -40,7 +40,7 @@ func (s *scanner) document() (any, error) {
 }
 
 // orSyntax returns err, met while reading s.b, unless it is a refusal of
-// JSON text (of names, of text) and the text is
+// JSON text (of names, of text, of a document's length) and the text is
 // not JSON further on: then the syntax error, since text that is not JSON
 // is reported as such whatever came before the fault.
 func (s *scanner) orSyntax(err error) error {

@@ -23,6 +23,8 @@
 //     its name only in a case variant is refused too, with a
 //     [*DuplicateNameError] (Variant set): a struct field of that name
 //     would be filled from the variant.
+//   - A Document step refuses a document longer than its Limit, with a
+//     [*LimitError].
 //
 // Names fold as encoding/json folds them to match a struct field: ASCII
 // letters to one case, other runes to one of their Unicode simple folding
@@ -58,6 +60,10 @@ type Step struct {
 	Kind  StepKind
 	Name  string // for Member
 	Index int    // for Index, 0 or more
+	// Limit, for Document, is the length of the longest document it
+	// decodes, in bytes of the string's value; 0 sets none. It bounds
+	// what a path can make a reader decode beyond the text it was given.
+	Limit int
 }
 
 // Find validates doc and returns the value that path selects in it, or nil
@@ -67,7 +73,8 @@ type Step struct {
 // a [*TypeError], once all the text has been read; text that is not JSON
 // with a [*SyntaxError]; text that encoding/json could read two ways (see
 // the package documentation) with a [*DuplicateNameError] or an
-// [*InvalidTextError].
+// [*InvalidTextError]; a document longer than its step's Limit with a
+// [*LimitError].
 func Find(doc []byte, path []Step) (any, error) {
 	v, err := FindAll(doc, path)
 	if err != nil {

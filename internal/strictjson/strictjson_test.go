@@ -359,8 +359,8 @@ func TestDecodeDepth(t *testing.T) {
 }
 
 // TestSyntaxBeforeDuplicate checks that text that is not JSON is reported
-// as such, even when names that fold together or text that is not
-// Unicode come before the fault.
+// as such, even when names that fold together, text that is not Unicode
+// or a document past its limit come before the fault.
 func TestSyntaxBeforeDuplicate(t *testing.T) {
 	for _, tc := range []struct {
 		doc  string
@@ -375,6 +375,7 @@ func TestSyntaxBeforeDuplicate(t *testing.T) {
 		{`["\ud800"] x`, []Step{{Kind: Type}}},
 		{`{"\udc00":1} x`, []Step{{Kind: Member, Name: "a"}}},
 		{`{"b":"\"\\ud800\""} x`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}}},
+		{`{"b":"[1,2]"} x`, []Step{{Kind: Member, Name: "b"}, {Kind: Document, Limit: 2}}},
 	} {
 		var err error
 		if tc.path == nil {
