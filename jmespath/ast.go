@@ -56,9 +56,9 @@ type tree struct {
 	simple bool
 
 	// strict is set on the copy of the tree that SearchJSON evaluates: a
-	// field that is absent from an object while a case variant of its
-	// name is present is refused, since encoding/json would fill a
-	// struct field of that name from the variant (see searchjson.go).
+	// field looked up in an object that holds a name folding to the
+	// field's name without being it is refused, since encoding/json
+	// would fill a struct field of that name from it (see strictField).
 	strict bool
 }
 

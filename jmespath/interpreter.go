@@ -9,28 +9,47 @@ import (
 
 // field evaluates c against v when c is a name, the most common node, and
 // reports whether that settled it: not for another node, nor, in a strict
-// tree, for a name absent from an object. It is inlined, so that a caller
-// trying it first spares a call of eval for most nodes.
+// tree, for a name looked up in an object (see strictField). It is
+// inlined, so that a caller trying it first spares a call of eval for
+// most nodes.
 func (t *tree) field(c *node, v any) (any, bool) {
 	if c.kind != nField {
 		return nil, false
 	}
 	if m, ok := v.(map[string]any); ok {
-		r, found := m[c.name]
-		return r, found || !t.strict
+		if t.strict {
+			return nil, false
+		}
+		return m[c.name], true
 	}
 	return nil, true
 }
 
-// missingField is a field absent from the object v, for a strict tree: an
-// error if a case variant of its name is there, else null.
-func (t *tree) missingField(n *node, v any) (any, error) {
-	for k := range v.(map[string]any) {
-		if strings.EqualFold(k, n.name) {
-			return nil, &InvalidValueError{Msg: "ambiguous JSON", Err: &strictjson.DuplicateNameError{Offset: -1, Name: n.name, Variant: k}}
+// strictField looks the field n up in the object m, for a strict tree. A
+// name of m that folds to n's name without being it is refused, whether
+// n's name is there too or not, since encoding/json fills a struct field
+// of n's name from either (see strictjson.EqualFold): whoever made m, the
+// document, merge or a literal, a key read this way is the handler's.
+func (t *tree) strictField(n *node, m map[string]any) (any, error) {
+	r, found := m[n.name]
+	if found && len(m) == 1 {
+		return r, nil
+	}
+	variant := ""
+	for k := range m {
+		// The least of several, so that the error is the same each time.
+		if k != n.name && strictjson.EqualFold(k, n.name) && (variant == "" || k < variant) {
+			variant = k
 		}
 	}
-	return nil, nil
+	if variant == "" {
+		return r, nil
+	}
+	dup := &strictjson.DuplicateNameError{Offset: -1, Name: n.name, Other: variant}
+	if !found {
+		dup.Other, dup.Variant = "", variant
+	}
+	return nil, &InvalidValueError{Msg: "ambiguous JSON", Err: dup}
 }
 
 // eval evaluates n, a node of t, against the current value v. It never
@@ -41,7 +60,7 @@ func (t *tree) eval(n *node, v any) (any, error) {
 		if r, ok := t.field(n, v); ok {
 			return r, nil
 		}
-		return t.missingField(n, v)
+		return t.strictField(n, v.(map[string]any))
 	case nCurrent:
 		return v, nil
 	case nSubexpr:

@@ -94,6 +94,20 @@ func TestSearchJSONValues(t *testing.T) {
 		{"items[?qty > `1`].sku", `{"items":[{"sku":1,"QTY":2}]}`, refused{}},
 		{"sort_by(items, &sku)[0].sku", `{"items":[{"sku":"b"},{"\u017fku":"a"}]}`, refused{}},
 		{"[a, b]", `{"a":1,"c":2}`, []any{json.Number("1"), nil}},
+		// Objects that the expression makes: a lookup is refused where
+		// a name folds to the field's, with the field's name there too.
+		{"merge(`{\"order_id\":\"none\"}`, @).order_id", `{"Order_Id":"B"}`, refused{}},
+		{"merge(@, `{\"order_id\":\"none\"}`).order_id", `{"ORDER_ID":"C"}`, refused{}},
+		{"merge(`{\"sku\":1}`, @).sku", `{"\u017fku":2}`, refused{}},
+		{"merge(`{\"kind\":1}`, @).kind", `{"\u212aind":2}`, refused{}},
+		{"merge(`{\"order_id\":\"none\"}`, @).order_id", `{"order":"B"}`, "none"},
+		{"merge(`{\"order_id\":\"none\"}`, @).order_id", `{"order_id":"B"}`, "B"},
+		{"{a: a, A: b}.a", `{"a":1,"b":2}`, refused{}},
+		{"{a: a, A: b}.A", `{"a":1,"b":2}`, refused{}},
+		{"{a: a, b: b}.a", `{"a":1,"b":2}`, json.Number("1")},
+		{"merge(`{\"k\":1}`, `{\"\\u212a\":2}`).k", `{}`, refused{}},
+		{"keys(merge(`{\"x\":1}`, `{\"X\":2}`))", `{}`, []any{"X", "x"}},
+		{"merge(`{\"ss\":1}`, @).ss", `{"\u00df":2}`, json.Number("1")},
 		// A chain, then a multi-select list of paths: read as paths.
 		{"powertools_json(b).[x, y]", `{"b":"null"}`, nil},
 		{"powertools_json(b).[x, y]", `{"b":"[1]"}`, []any{nil, nil}},
@@ -235,5 +249,9 @@ func TestSearchKeepsCaseVariants(t *testing.T) {
 	got, err := MustCompile("[a, b]").Search(map[string]any{"a": 1.0, "B": 2.0})
 	if err != nil || !reflect.DeepEqual(got, []any{1.0, nil}) {
 		t.Errorf("Search = %#v, %v; want [1, null]", got, err)
+	}
+	got, err = MustCompile("merge(`{\"order_id\":\"none\"}`, @).order_id").Search(map[string]any{"Order_Id": "B"})
+	if err != nil || got != "none" {
+		t.Errorf("Search = %#v, %v; want none", got, err)
 	}
 }
