@@ -60,6 +60,10 @@ type tree struct {
 	// field's name without being it is refused, since encoding/json
 	// would fill a struct field of that name from it (see strictField).
 	strict bool
+
+	// decodeLimit bounds what the Powertools functions decode (see
+	// WithDecodeLimit).
+	decodeLimit int
 }
 
 // simpleKind marks the kinds tree.simple allows.

@@ -55,6 +55,20 @@
 // Object wildcards (*), keys and values list an object's members in key
 // order, since Go maps keep no order.
 //
+// # Decode limit
+//
+// powertools_base64 and powertools_base64_gzip refuse to produce more
+// than the expression's decode limit, in bytes, and powertools_json to
+// decode a longer text, with an [*InvalidValueError] wrapping a
+// [*TooLargeError]: a few bytes of gzip can stand for gigabytes. base64's
+// output size is known before decoding, and the text's length before
+// powertools_json reads it; gzip stops decompressing one byte past the
+// limit. The limit is 16 MiB (16 << 20) unless [WithDecodeLimit] sets
+// another: above every AWS event payload (a Kinesis record holds up to
+// 10 MiB). It applies wherever the functions are called, Search and
+// SearchJSON alike, and to the documents SearchJSON decodes in the raw
+// bytes for a chain of powertools_json calls.
+//
 // # Errors
 //
 // Compile reports a [*SyntaxError] with the byte offset of the problem, an
@@ -67,7 +81,7 @@
 // a type it does not accept, or when an expression reference (&expr) is
 // evaluated anywhere but as a function argument, and an [*InvalidValueError]
 // when a value cannot be used (text that is not JSON, base64, gzip or
-// UTF-8). SearchJSON reports a document that is not JSON, or that is
+// UTF-8, or that decodes past the decode limit). SearchJSON reports a document that is not JSON, or that is
 // ambiguous, as an [*InvalidValueError] wrapping the scanner's error. Use
 // errors.As to inspect them.
 //

@@ -93,6 +93,23 @@ func (e *InvalidValueError) Error() string {
 
 func (e *InvalidValueError) Unwrap() error { return e.Err }
 
+// TooLargeError is the cause, inside an [*InvalidValueError], of a
+// Powertools function's refusal of an output past the expression's
+// decode limit (see [WithDecodeLimit]): Limit is that limit, and the
+// output was Size bytes or more. Size is the exact size where it is known
+// before decoding (powertools_base64, powertools_json); for
+// powertools_base64_gzip, which stops decompressing once past Limit, it
+// is Limit+1.
+type TooLargeError struct {
+	Function string
+	Limit    int
+	Size     int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%d bytes or more, over the decode limit of %d", e.Size, e.Limit)
+}
+
 // internalError wraps a panic caught at the API boundary. It should never be
 // seen; if it is, it is a bug in this package.
 type internalError struct{ v any }

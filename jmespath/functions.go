@@ -71,6 +71,9 @@ type Function struct {
 	Call     func(args []any) (any, error)
 
 	builtin bool // Call is this package's; internal panics may be recovered
+	// decode, when set, is called instead of Call, with the expression's
+	// decode limit: the Powertools functions' (see decoder).
+	decode func(args []any, limit int) (any, error)
 }
 
 // FunctionDefinitionError reports a [Function] given to [WithFunctions] that
@@ -125,7 +128,29 @@ func (f *Function) validate() error {
 type Option func(*config) error
 
 type config struct {
-	fns functionTable
+	fns         functionTable
+	decodeLimit int // see WithDecodeLimit
+}
+
+// defaultDecodeLimit is the decode limit of an expression compiled
+// without WithDecodeLimit (see the package documentation).
+const defaultDecodeLimit = 16 << 20
+
+// WithDecodeLimit sets the expression's decode limit to n bytes: the
+// largest output that powertools_base64 and powertools_base64_gzip
+// produce, and the longest text that powertools_json decodes, beyond
+// which they fail with an [*InvalidValueError] wrapping a
+// [*TooLargeError]. The default, 16 MiB, is above every AWS event
+// payload; lower it to bound what one invocation may allocate. Compile
+// fails with an [*InvalidValueError] if n is not above 0.
+func WithDecodeLimit(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return &InvalidValueError{Msg: fmt.Sprintf("WithDecodeLimit(%d): the limit must be above 0", n)}
+		}
+		c.decodeLimit = n
+		return nil
+	}
 }
 
 // WithFunctions makes fns callable from the expression, in addition to the
@@ -161,15 +186,19 @@ func (t *functionTable) lookup(name string) *Function {
 	return builtins[name]
 }
 
-// call checks the arguments' types and runs the function.
-func call(f *Function, args []any) (any, error) {
+// call checks the arguments' types and runs the function, within the
+// decode limit.
+func call(f *Function, args []any, limit int) (any, error) {
 	for i, a := range args {
 		p := f.Params[min(i, len(f.Params)-1)]
 		if !p.Types.accepts(a) {
 			return nil, &InvalidTypeError{Function: f.Name, Arg: i, Want: p.Types, Got: typeName(a)}
 		}
 	}
-	if f.builtin {
+	switch {
+	case f.decode != nil:
+		return f.decode(args, limit)
+	case f.builtin:
 		return f.Call(args)
 	}
 	return callUser(f, args)

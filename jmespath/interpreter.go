@@ -277,7 +277,7 @@ func (t *tree) evalFunction(n *node, v any) (any, error) {
 		}
 		args[i] = r
 	}
-	return call(n.fn, args)
+	return call(n.fn, args, t.decodeLimit)
 }
 
 // slice follows Python's slice semantics, as jmespath.py does.

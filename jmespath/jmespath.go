@@ -13,25 +13,23 @@ type Expression struct {
 
 // Compile parses expr. It fails with a [*SyntaxError] for text that does
 // not parse, an [*UnknownFunctionError] or [*ArityError] for a bad function
-// call, an [*InvalidValueError] for a slice step of 0, or a
-// [*FunctionDefinitionError] for a malformed custom function.
+// call, an [*InvalidValueError] for a slice step of 0 or a decode limit
+// that is not above 0, or a [*FunctionDefinitionError] for a malformed
+// custom function.
 func Compile(expr string, opts ...Option) (e *Expression, err error) {
 	defer guard(&err)
-	var fns functionTable
-	if len(opts) > 0 {
-		cfg := new(config)
-		for _, opt := range opts {
-			if err := opt(cfg); err != nil {
-				return nil, err
-			}
+	cfg := config{decodeLimit: defaultDecodeLimit}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, err
 		}
-		fns = cfg.fns
 	}
-	t, err := parse(expr, fns)
+	t, err := parse(expr, cfg.fns)
 	if err != nil {
 		return nil, err
 	}
-	e = &Expression{src: expr, tree: t, strict: t, plan: planPath(t.root)}
+	t.decodeLimit = cfg.decodeLimit
+	e = &Expression{src: expr, tree: t, strict: t, plan: planPath(t.root, cfg.decodeLimit)}
 	e.strict.strict = true
 	return e, nil
 }

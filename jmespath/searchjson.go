@@ -114,9 +114,9 @@ func (p *plan) result(e *Expression, values []any) (any, error) {
 
 // planPath returns the plan of an expression that starts with a chain of
 // fields, indexes and powertools_json calls, or nil.
-func planPath(root *node) *plan {
+func planPath(root *node, limit int) *plan {
 	if root.kind != nSubexpr {
-		if steps, ok := appendPath(nil, root); ok && len(steps) > 0 {
+		if steps, ok := appendPath(nil, root, limit); ok && len(steps) > 0 {
 			return &plan{paths: [][]strictjson.Step{steps}}
 		}
 		return nil
@@ -124,7 +124,7 @@ func planPath(root *node) *plan {
 	var steps []strictjson.Step
 	var rest []*node
 	for i, c := range root.children {
-		more, ok := appendPath(steps, c)
+		more, ok := appendPath(steps, c, limit)
 		if !ok {
 			rest = root.children[i:]
 			break
@@ -135,7 +135,7 @@ func planPath(root *node) *plan {
 	case len(steps) == 0:
 		return nil
 	case len(rest) == 1:
-		if p := planList(steps, rest[0]); p != nil {
+		if p := planList(steps, rest[0], limit); p != nil {
 			return p
 		}
 	}
@@ -147,14 +147,14 @@ func planPath(root *node) *plan {
 // paths of fields and indexes, or nil. (A powertools_json call in an
 // element could fail where the chain selects null, whose multi-select is
 // null without evaluating anything.)
-func planList(chain []strictjson.Step, list *node) *plan {
+func planList(chain []strictjson.Step, list *node, limit int) *plan {
 	if list.kind != nMultiList {
 		return nil
 	}
 	probe := append(chain[:len(chain):len(chain)], strictjson.Step{Kind: strictjson.Type})
 	p := &plan{paths: [][]strictjson.Step{probe}, list: true}
 	for _, c := range list.children {
-		elem, ok := appendPath(chain[:len(chain):len(chain)], c)
+		elem, ok := appendPath(chain[:len(chain):len(chain)], c, limit)
 		if !ok || len(elem) == len(chain) || slices.ContainsFunc(elem[len(chain):], isDocument) {
 			return nil
 		}
@@ -167,12 +167,17 @@ func isDocument(st strictjson.Step) bool { return st.Kind == strictjson.Document
 
 // jsonError maps an error of the strict scanner to this package's errors:
 // a powertools_json step on a non-string is the type error Search gives
-// for it, and anything else in a document held in a string is that
+// for it, a document past the decode limit is the error that function
+// gives for it, and anything else in a document held in a string is that
 // function's invalid value.
 func jsonError(err error) error {
 	var typeErr *strictjson.TypeError
 	if errors.As(err, &typeErr) {
 		return &InvalidTypeError{Function: "powertools_json", Want: TypeString, Got: typeErr.Got}
+	}
+	var limitErr *strictjson.LimitError
+	if errors.As(err, &limitErr) {
+		return tooLarge("powertools_json", limitErr.Limit, limitErr.Len)
 	}
 	var syntaxErr *strictjson.SyntaxError
 	if errors.As(err, &syntaxErr) {
@@ -196,7 +201,10 @@ func quotedAmbiguity(err error) bool {
 	return errors.As(err, &dupErr) && dupErr.Quoted || errors.As(err, &textErr) && textErr.Quoted
 }
 
-func appendPath(steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {
+// appendPath appends to steps the path of n, if it is a chain of fields,
+// indexes and powertools_json calls, whose Document steps decode no more
+// than limit bytes.
+func appendPath(steps []strictjson.Step, n *node, limit int) ([]strictjson.Step, bool) {
 	ok := true
 	switch n.kind {
 	case nCurrent:
@@ -204,7 +212,7 @@ func appendPath(steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {
 		steps = append(steps, strictjson.Step{Kind: strictjson.Member, Name: n.name})
 	case nSubexpr:
 		for _, c := range n.children {
-			if steps, ok = appendPath(steps, c); !ok {
+			if steps, ok = appendPath(steps, c, limit); !ok {
 				break
 			}
 		}
@@ -217,8 +225,8 @@ func appendPath(steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {
 		if n.fn != powertoolsJSON || len(n.children) != 1 {
 			return nil, false
 		}
-		if steps, ok = appendPath(steps, n.children[0]); ok {
-			steps = append(steps, strictjson.Step{Kind: strictjson.Document})
+		if steps, ok = appendPath(steps, n.children[0], limit); ok {
+			steps = append(steps, strictjson.Step{Kind: strictjson.Document, Limit: limit})
 		}
 	default:
 		ok = false
