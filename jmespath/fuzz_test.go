@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"reflect"
 	"testing"
 
 	"github.com/gopowertools/lambda/internal/strictjson"
@@ -105,6 +104,8 @@ func seedSearches(f *testing.F) {
 	}
 }
 
+// FuzzSearchJSON checks SearchJSON against Search (checkAgreement) on
+// the fuzzer's expressions and documents.
 func FuzzSearchJSON(f *testing.F) {
 	seedSearches(f)
 	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
@@ -112,33 +113,7 @@ func FuzzSearchJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, gotErr := e.SearchJSON(doc)
-		checkErrorType(t, gotErr)
-		data, refErr := decodeStd(doc)
-		if refErr != nil {
-			if gotErr == nil {
-				t.Fatalf("SearchJSON(%q) on invalid JSON %q = %#v, want an error (%v)", expr, doc, got, refErr)
-			}
-			return
-		}
-		// A refusal of folded or repeated names is checked against
-		// encoding/json's struct decoding in internal/strictjson; Search
-		// refuses them too, in documents that powertools_json decodes, but
-		// in all of such a document, where SearchJSON looks only at the
-		// path.
-		if ambiguous(gotErr) {
-			return
-		}
-		want, wantErr := e.Search(data)
-		if ambiguous(wantErr) {
-			return
-		}
-		if (gotErr == nil) != (wantErr == nil) {
-			t.Fatalf("%q on %q: SearchJSON error %v, Search error %v", expr, doc, gotErr, wantErr)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q on %q: SearchJSON = %#v, Search = %#v", expr, doc, got, want)
-		}
+		checkAgreement(t, e, doc)
 	})
 }
 
