@@ -15,19 +15,19 @@
 //
 // A compiled [Expression] is immutable and safe for concurrent use.
 //
-// [Expression.SearchJSON] validates the whole document and refuses one that
-// encoding/json, decoding it into a struct, could read otherwise than a map:
-// member names that are equal, or equal under the case folding that
-// encoding/json uses to match struct fields ("ORDER_ID" and "order_id"),
-// where the expression reads them. On an expression that is a chain of
-// fields, indexes and powertools_json calls, it follows the chain in one
-// pass and compares the names on the path and in the selected value only.
-// It does the same with the chain that starts an expression such as
-// `powertools_json(body).items[*].sku`, then evaluates the rest on what the
-// chain selects; a chain followed by a multi-select list of fields and
-// indexes, `powertools_json(body).[amount,currency]`, is followed as one
-// path per element. Other expressions decode, and check, the whole
-// document. powertools_json decodes its document the same way.
+// [Expression.SearchJSON] reads raw JSON as a handler that decodes it
+// into a struct with encoding/json does, and refuses what that handler
+// could read otherwise than the search: an object anywhere with two names
+// that encoding/json takes for one ("ORDER_ID" and "order_id"), text that
+// it decodes as U+FFFD, a field looked up beside a name that folds to its
+// own. Where it answers, [Expression.Search] on the decoded document
+// answers the same. SearchJSON's documentation gives the rules. A chain
+// of fields, indexes and powertools_json calls at the start of an
+// expression, as in `powertools_json(body).items[*].sku`, is followed in
+// the raw bytes in one pass, decoding only what it selects; a chain
+// followed by a multi-select list of fields and indexes,
+// `powertools_json(body).[amount,currency]`, is followed as one path per
+// element. Other expressions decode the whole document first.
 //
 // [SearchJSONAll] evaluates several expressions on one document, read
 // once: an idempotency key and a payload-validation expression, say.
@@ -81,9 +81,10 @@
 // a type it does not accept, or when an expression reference (&expr) is
 // evaluated anywhere but as a function argument, and an [*InvalidValueError]
 // when a value cannot be used (text that is not JSON, base64, gzip or
-// UTF-8, or that decodes past the decode limit). SearchJSON reports a document that is not JSON, or that is
-// ambiguous, as an [*InvalidValueError] wrapping the scanner's error. Use
-// errors.As to inspect them.
+// UTF-8, or that decodes past the decode limit). SearchJSON reports a
+// document that is not JSON, or that is ambiguous, as an
+// [*InvalidValueError] wrapping the scanner's error. Use errors.As to
+// inspect them.
 //
 // # Custom functions
 //

@@ -8,24 +8,44 @@ import (
 )
 
 // SearchJSON evaluates the expression against the JSON document raw, with
-// numbers as json.Number. On a document it accepts, the result is the one
-// Search gives on the document decoded by encoding/json with UseNumber.
+// numbers as json.Number, as a handler that decodes raw into a struct with
+// encoding/json reads it, or refuses it. Where SearchJSON answers, Search
+// on raw decoded by encoding/json with UseNumber gives the same answer;
+// where Search refuses, SearchJSON refuses too.
 //
-// It refuses, with an [*InvalidValueError] wrapping the reason, a document
-// that is not JSON, and one that encoding/json's decoding into a struct
-// could read otherwise than a map does (see internal/strictjson): member
-// names that are equal, or equal under the Unicode case folding that
-// encoding/json uses to match struct fields, where they matter. On an
-// expression that is a chain of field names, non-negative indexes and
-// powertools_json calls, such as `requestContext.requestId` or
-// `powertools_json(body).order_id`, that is where they meet the path or lie
-// inside the selected value; the document is read in one pass that
-// validates all of it and decodes only the selected value. Any other
-// expression decodes the whole document, and refuses such names in any
-// object. powertools_json, wherever it is called, decodes its document the
-// same way. Where the expression is evaluated on a decoded value, a field
-// absent from an object in which a case variant of its name is present is
-// refused as well, since encoding/json would fill the field from it.
+// It refuses, with an [*InvalidValueError] wrapping the reason:
+//
+//   - raw, if it is not JSON (*strictjson.SyntaxError);
+//   - raw, if an object anywhere in it, or in a document that a
+//     powertools_json call decodes, has two member names equal under the
+//     folding by which encoding/json matches struct fields ("order_id",
+//     "ORDER_ID"; "sku" and "\u017fku", with a long s), exact repeats
+//     included (*strictjson.DuplicateNameError);
+//   - raw, if a string anywhere in it or in such a document holds a byte
+//     that is not UTF-8 or a \u escape of a lone surrogate, which
+//     encoding/json decodes as U+FFFD (*strictjson.InvalidTextError);
+//   - a field looked up in an object that holds a name equal to the
+//     field's under that folding but not identical, whether the field's
+//     own name is there or not, whoever made the object: raw, merge, a
+//     multi-select hash (*strictjson.DuplicateNameError, Offset -1 but
+//     for a chain followed in raw);
+//   - what a Powertools function refuses, such as an output past the
+//     decode limit (see the package documentation).
+//
+// Text that is not JSON is reported as such; otherwise the first refusal
+// met is returned. Search sees none of the ambiguities
+// in raw itself, which encoding/json's decoding hides (the last of
+// repeated names kept, U+FFFD for bad text), nor a name folding to a
+// field's without being it, which Search reads as another name. On such
+// documents SearchJSON refuses where Search may answer; it never answers
+// otherwise than Search.
+//
+// An expression that starts with a chain of field names, non-negative
+// indexes and powertools_json calls, such as `requestContext.requestId`
+// or `powertools_json(body).order_id`, is read in one pass over raw that
+// validates all of it and decodes only what the chain selects; the rest
+// of the expression, if any, is evaluated on that. Any other expression
+// decodes raw whole first.
 func (e *Expression) SearchJSON(raw []byte) (any, error) {
 	results, err := SearchJSONAll(raw, e)
 	if err != nil {
@@ -35,7 +55,8 @@ func (e *Expression) SearchJSON(raw []byte) (any, error) {
 }
 
 // SearchJSONAll is [Expression.SearchJSON] for several expressions on one
-// document, read once: results[i] is what exprs[i] selects. When every
+// document, read once, with the same refusals, each expression within its
+// own decode limit: results[i] is what exprs[i] selects. When every
 // expression starts with a chain of fields, indexes and powertools_json
 // calls, the document is read in one pass that follows all of them;
 // otherwise it is decoded whole, once. The error, if any, is the first
