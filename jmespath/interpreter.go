@@ -28,8 +28,9 @@ func (t *tree) field(c *node, v any) (any, bool) {
 // strictField looks the field n up in the object m, for a strict tree. A
 // name of m that folds to n's name without being it is refused, whether
 // n's name is there too or not, since encoding/json fills a struct field
-// of n's name from either (see strictjson.EqualFold): whoever made m, the
-// document, merge or a literal, a key read this way is the handler's.
+// of n's name from either (see strictjson.EqualFold). m may be the
+// document's or one that merge or a multi-select hash made: two requests
+// that differ only there would otherwise give one key.
 func (t *tree) strictField(n *node, m map[string]any) (any, error) {
 	r, found := m[n.name]
 	if found && len(m) == 1 {
