@@ -53,7 +53,6 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 		useNumber:       o.useNumber,
 		disallowUnknown: o.disallowUnknown,
 		reconcile:       o.reconcile,
-		encoded:         kind == funcKind,
 	}
 	if o.clock != nil {
 		e.now = o.clock
@@ -108,15 +107,25 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	e.cache = newCache(o.cacheSize)
 	e.invoker, _ = store.(Invoker)
 
+	var jopts []jmespath.Option
+	if len(o.functions) > 0 {
+		jopts = append(jopts, jmespath.WithFunctions(o.functions...))
+	}
+	if limit := cmp.Or(o.decodeLimit, d.decodeLimit); limit != 0 {
+		if limit < 0 {
+			return nil, &ConfigError{Name: "WithDecodeLimit", Err: fmt.Errorf("%d is not above 0", limit)}
+		}
+		jopts = append(jopts, jmespath.WithDecodeLimit(limit))
+	}
 	var err error
-	if e.keyExpr, err = compileSetting(o.eventKey, d.eventKey, "WithEventKey", envEventKey, kind, o.functions); err != nil {
+	if e.keyExpr, err = compileSetting(o.eventKey, d.eventKey, "WithEventKey", envEventKey, kind, jopts); err != nil {
 		return nil, err
 	}
 	if e.keyExpr == nil {
 		e.keyExpr = wholeEvent
 	}
 	e.keyMulti = e.keyExpr.MultiSelect()
-	if e.validation, err = compileSetting(o.validation, d.validation, "WithPayloadValidation", envValidation, kind, o.functions); err != nil {
+	if e.validation, err = compileSetting(o.validation, d.validation, "WithPayloadValidation", envValidation, kind, jopts); err != nil {
 		return nil, err
 	}
 	e.exprs = []*jmespath.Expression{e.keyExpr}
@@ -195,7 +204,7 @@ var wholeEvent = jmespath.MustCompile("@")
 
 // compileSetting compiles the expression set in code, else the one in the
 // environment variable (handlers only). Nil means the setting is off.
-func compileSetting(code, fallback *string, option, variable string, kind wrapperKind, fns []jmespath.Function) (*jmespath.Expression, error) {
+func compileSetting(code, fallback *string, option, variable string, kind wrapperKind, opts []jmespath.Option) (*jmespath.Expression, error) {
 	expr, name := "", option
 	env, set := envString(variable)
 	switch {
@@ -208,10 +217,6 @@ func compileSetting(code, fallback *string, option, variable string, kind wrappe
 	}
 	if expr == "" {
 		return nil, nil
-	}
-	var opts []jmespath.Option
-	if len(fns) > 0 {
-		opts = append(opts, jmespath.WithFunctions(fns...))
 	}
 	compiled, err := jmespath.Compile(expr, opts...)
 	if err != nil {

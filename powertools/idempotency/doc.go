@@ -24,21 +24,18 @@
 // key; 0 and false are keys.
 //
 // The key and the validated value are exactly what encoding/json gives the
-// handler's struct fields on the same paths, or the event is refused. The
-// event is read once, before any store call, by a strict scanner that
-// validates all of it, as json.Valid does. Since encoding/json matches
-// member names case-insensitively and keeps the last match, the scanner
-// refuses, in each object on an expression's path, a member whose name folds
-// to the path's name other than the one exact member (ORDER_ID, or a second
-// order_id, beside order_id) and a case variant with no exact member; in the
-// selected value, any object with two names that fold to one another; and,
-// for the whole event as the key or an expression that does not start with a
-// chain of fields, indexes and powertools_json calls, such names in any
-// object. An event that is not JSON or can be read two ways, or on which an
+// handler's struct fields on the same paths, or the request is refused.
+// Every entry point ([Wrap], [NewTyped], [WrapFunc], the httpapi adapter,
+// a batch's records) turns its request into JSON bytes (a function
+// wrapper's argument through json.Marshal) and passes them through one
+// reading, before any store call, that validates all of them and refuses
+// text that could be read two ways: names that encoding/json would take
+// for one, anywhere; a case variant of a name an expression looks up;
+// invalid UTF-8; a decoded document past its limit ([WithDecodeLimit]).
+// docs/security.md states the rules. Such a request, or one on which an
 // expression fails (powertools_json on a body that is not JSON), gets an
 // [*InvalidEventError] on every call, replays included; an expression that
-// selects nothing or null is no key. A function wrapper's argument,
-// json.Marshal's output, is decoded as it is. See docs/security.md.
+// selects nothing or null is no key.
 //
 // The first invocation with a key writes an IN_PROGRESS record holding a
 // lease, which ends at the context's deadline (the Lambda timeout) or after

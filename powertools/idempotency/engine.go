@@ -40,11 +40,6 @@ type engine struct {
 	cache                      *cache        // nil: off
 	invoker                    Invoker       // store as an Invoker, or nil
 	disabled                   bool
-	// encoded is set for a function wrapper, whose payload is its
-	// argument as json.Marshal encoded it: JSON with one meaning, since
-	// nothing decodes it again. A Handler's event is read strictly (see
-	// read).
-	encoded bool
 	// exprs is keyExpr, then validation when it is set: what read
 	// evaluates on every call.
 	exprs []*jmespath.Expression
@@ -167,27 +162,20 @@ func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err e
 }
 
 // read returns what the key and the validation expressions select in
-// payload, or an *InvalidEventError. A Handler's event is read by
-// jmespath's SearchJSONAll, in one pass for both expressions, by a strict
-// scanner that validates all of it and refuses member names that the
-// handler's struct decoding could read otherwise than the search does, so
-// that the key, the payload hash and the handler see one request. A
-// function wrapper's argument is json.Marshal's output, decoded as it is.
+// payload, or an *InvalidEventError. It is the one reading of a request,
+// whichever entry point turned it into bytes (an event, a typed handler's
+// event, a function wrapper's argument, an HTTP request): jmespath's
+// SearchJSONAll reads it in one pass for both expressions, with a strict
+// scanner that validates all of it and refuses text that a struct decoding
+// could read otherwise than the search does (docs/security.md), so that
+// the key, the payload hash and the user's code see one request.
 func (e *engine) read(payload []byte) (key, validated any, err error) {
 	exprs := e.exprs
-	var values []any
-	if e.encoded {
-		values = make([]any, len(exprs))
-		doc, err := decodeJSON(payload)
-		if err != nil {
-			return nil, nil, &InvalidEventError{Expression: "@", Err: err}
-		}
-		for i, x := range exprs {
-			if values[i], err = x.Search(doc); err != nil {
-				return nil, nil, &InvalidEventError{Expression: x.String(), Err: err}
-			}
-		}
-	} else if values, err = jmespath.SearchJSONAll(payload, exprs...); err != nil {
+	values, err := jmespath.SearchJSONAll(payload, exprs...)
+	if err != nil && len(exprs) == 1 {
+		return nil, nil, &InvalidEventError{Expression: exprs[0].String(), Err: err}
+	}
+	if err != nil {
 		// Name the expression that fails: on this path only, the event
 		// is read once more per expression.
 		for _, x := range exprs {

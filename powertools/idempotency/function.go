@@ -12,9 +12,11 @@ import (
 // WrapFunc makes fn idempotent on its argument, for an effect inside a
 // handler (Powertools' idempotent_function), and panics with a
 // [*ConfigError] when the configuration is invalid ([NewFunc] returns the
-// error instead). The argument is encoded to JSON and the key is taken
-// from it ([WithEventKey] selects part of it;
-// default: all of it). The key prefix is "<function>.<name>", the Lambda
+// error instead). The argument is encoded to JSON by json.Marshal, and
+// those bytes are read as an event is: the key is taken from them
+// ([WithEventKey] selects part of it; default: all of it), under the rules
+// of docs/security.md, which hold inside json.RawMessage values and JSON
+// held in strings too. The key prefix is "<function>.<name>", the Lambda
 // function's name (AWS_LAMBDA_FUNCTION_NAME) and name, as in Powertools, so
 // that functions sharing a table keep their records apart; outside Lambda,
 // with no function name, it is name alone. Give each wrapped function of a
@@ -85,10 +87,11 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 
 // replacedText reports whether arg, as json.Marshal wrote it, holds a
 // \ufffd escape. encoding/json writes one for each byte of invalid UTF-8
-// in a string, and writes a real U+FFFD as its UTF-8 bytes: the escape
+// in a Go string, and writes a real U+FFFD as its UTF-8 bytes: the escape
 // marks text it could not encode, which would give arguments that differ
-// one key. (A MarshalJSON method that writes the escape itself is refused
-// too.)
+// one key. It is part of turning the argument into bytes, not of reading
+// them: those bytes must stand for the argument alone. (A json.RawMessage
+// or a MarshalJSON method that writes the escape itself is refused too.)
 func replacedText(arg []byte) bool {
 	const escape = `\ufffd`
 	for i := 0; ; i++ {

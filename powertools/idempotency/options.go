@@ -50,6 +50,7 @@ type options struct {
 	reconcile                  reconcileFunc
 	reconcileOut               reflect.Type // the Out of WithReconcile's function
 	functions                  []jmespath.Function
+	decodeLimit                int // 0: jmespath's default
 	observer                   func(context.Context, Observation)
 	useNumber, disallowUnknown bool
 	defaults                   []Option // WithDefaults
@@ -219,6 +220,20 @@ func WithLogger(l *slog.Logger) Option {
 func WithJMESPathFunctions(fns ...jmespath.Function) Option {
 	fns = append([]jmespath.Function(nil), fns...)
 	return func(o *options) { o.functions = fns }
+}
+
+// WithDecodeLimit sets, in bytes, the largest output that the key and
+// payload validation expressions may decode with powertools_base64 and
+// powertools_base64_gzip, and the longest text they may decode with
+// powertools_json; a request that needs more is refused with an
+// [*InvalidEventError], and decompression stops at the limit, so that a
+// small compressed record cannot make an invocation allocate without end
+// (docs/security.md). A limit that is not above 0 is a [*ConfigError].
+//
+// Default: the limit of github.com/gopowertools/lambda/jmespath.WithDecodeLimit,
+// which holds every payload AWS delivers.
+func WithDecodeLimit(n int) Option {
+	return func(o *options) { o.decodeLimit = n }
 }
 
 // WithUseNumber decodes the numbers of the event into an interface{} as

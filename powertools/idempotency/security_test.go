@@ -340,6 +340,61 @@ var integrityCases = []integrityCase{
 		attack: keyedRequest("A", base64.StdEncoding.EncodeToString([]byte(`{"order_id":"B","amount":999}`)), true),
 	},
 
+	// Names that fold alike off every path, and objects that the
+	// expression builds (docs/security.md, "What is refused").
+	{
+		name:  "case variants in the query string",
+		apigw: true, key: bodyOrderID, validation: bodyAmount,
+		seed: []string{httpEvent(`{"order_id":"A","amount":5}`)},
+		attack: httpRequest(events.APIGatewayV2HTTPRequest{
+			QueryStringParameters: map[string]string{"a": "1", "A": "2"},
+			Body:                  `{"order_id":"A","amount":5}`,
+		}),
+	},
+	{
+		name:   "case variants of a name that is not validated",
+		key:    "order_id",
+		seed:   []string{`{"order_id":"A","amount":1}`},
+		attack: `{"order_id":"A","amount":1,"AMOUNT":2}`,
+	},
+	{
+		name:  "body: case variants off the path",
+		apigw: true, key: bodyOrderID,
+		seed:   []string{httpEvent(`{"order_id":"A","note":"x"}`)},
+		attack: httpEvent(`{"order_id":"A","note":"x","NOTE":"y"}`),
+	},
+	{
+		name:   "merge's default beside a case variant",
+		key:    "merge(`{\"order_id\":\"none\"}`, @).order_id",
+		seed:   []string{`{"order_id":"A"}`, `{"amount":1}`},
+		attack: `{"Order_Id":"B"}`, // keyed "none" as the seed without an order id was
+	},
+	{
+		name:   "a multi-select hash with names that fold alike",
+		key:    "{o: order_id, O: sku}.o",
+		attack: `{"order_id":"A","sku":"B"}`, // a struct field o would read O's B
+	},
+
+	// Text that is not UTF-8: encoding/json reads it as U+FFFD.
+	{
+		name:   "invalid UTF-8 in the key",
+		key:    "order_id",
+		seed:   []string{"{\"order_id\":\"A-\ufffd\"}"},
+		attack: "{\"order_id\":\"A-\xff\"}",
+	},
+	{
+		name:   "a lone surrogate in the key",
+		key:    "order_id",
+		seed:   []string{`{"order_id":"A-\ufffd"}`},
+		attack: `{"order_id":"A-\udc00"}`,
+	},
+	{
+		name:   "invalid UTF-8 off the path",
+		key:    "order_id",
+		seed:   []string{`{"order_id":"A"}`},
+		attack: "{\"order_id\":\"A\",\"note\":\"\xfe\"}",
+	},
+
 	// An event that is not JSON at all.
 	{
 		name:   "truncated event",
@@ -394,8 +449,8 @@ func TestKeyIntegrity(t *testing.T) {
 }
 
 // TestKeyIntegrityAccepted checks that the rules refuse no more than they
-// must: names that fold alike but lie off every path, and names written
-// with escapes, are read as usual.
+// must: a name off every path that folds to no other, names that differ by
+// more than case, and names written with escapes, are read as usual.
 func TestKeyIntegrityAccepted(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -406,18 +461,16 @@ func TestKeyIntegrityAccepted(t *testing.T) {
 		want       string // the order id keyed on: the key is keyOf(want)
 	}{
 		{
-			name:  "case variants in the query string",
-			apigw: true, key: bodyOrderID, validation: bodyAmount,
-			event: httpRequest(events.APIGatewayV2HTTPRequest{
-				QueryStringParameters: map[string]string{"a": "1", "A": "2"},
-				Body:                  `{"order_id":"A","amount":5}`,
-			}),
-			want: "A",
+			name: "a case variant off every path, alone",
+			key:  "order_id", validation: "amount",
+			event: `{"order_id":"A","amount":1,"Note":"x"}`,
+			want:  "A",
 		},
 		{
-			name: "case variants of a name that is not validated",
-			key:  "order_id", event: `{"order_id":"A","amount":1,"AMOUNT":2}`,
-			want: "A",
+			name:  "body: a case variant off every path, alone",
+			apigw: true, key: bodyOrderID,
+			event: httpEvent(`{"order_id":"A","Note":"x"}`),
+			want:  "A",
 		},
 		{
 			name: "names that differ by more than case",
