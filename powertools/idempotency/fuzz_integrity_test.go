@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -26,7 +27,10 @@ import (
 // The events are first and second as given, then those that program
 // generates (see eventGen), all run in turn against each configuration of
 // fuzzConfigs with one store, so that later events meet the records of
-// earlier ones.
+// earlier ones, through each entry point of fuzzEntries: the handler of
+// Wrap, and function wrappers whose argument holds the event as raw JSON
+// or the event's body as a string, which json.Marshal writes into the
+// bytes the middleware reads. Every entry point must read alike.
 func FuzzKeyIntegrity(f *testing.F) {
 	for _, tc := range integrityCases {
 		seed := ""
@@ -55,12 +59,14 @@ func FuzzKeyIntegrity(f *testing.F) {
 		for n := 1 + g.pick(3); n > 0; n-- {
 			evs = append(evs, g.event())
 		}
-		for _, cfg := range fuzzConfigs {
-			r := newFuzzRun(t, cfg)
-			for _, ev := range evs {
-				if err := r.check(ev); err != nil {
-					t.Errorf("key %q, validation %q, event %q: %v", cfg.key, cfg.validation, ev, err)
-					break
+		for _, entry := range fuzzEntries {
+			for _, cfg := range fuzzConfigs {
+				r := newFuzzRun(t, entry, cfg)
+				for _, ev := range evs {
+					if err := r.check(ev); err != nil {
+						t.Errorf("%s: key %q, validation %q, event %q: %v", entry, cfg.key, cfg.validation, ev, err)
+						break
+					}
 				}
 			}
 		}
@@ -155,17 +161,75 @@ var fuzzConfigs = []fuzzConfig{
 	{"powertools_json(body).item.id", "powertools_json(body).item.amount", fuzzPath{true, viewItemID}, fuzzPath{true, viewItemAmount}},
 	{"powertools_json(body)", "amount", fuzzPath{inBody: true}, fuzzPath{false, viewAmount}},
 	{"", bodyAmount, fuzzPath{}, fuzzPath{true, viewAmount}},
+	// Expressions that build the objects they read: merge's defaults
+	// must not hide a case variant, and a multi-select hash is keyed on
+	// what its paths select.
+	{"merge(`{\"order_id\":\"none\"}`, @).order_id", "{a: amount, s: sku}", fuzzPath{false, viewOrderIDOrNone}, fuzzPath{false, viewAmountAndSKU}},
+	{"{o: order_id, k: kind}", "merge(@, `{\"x\":0}`).amount", fuzzPath{false, viewOrderIDAndKind}, fuzzPath{false, viewAmount}},
 }
 
-// fuzzPrefix is the key prefix of FuzzKeyIntegrity's handlers.
+// viewOrderIDOrNone is what merge(`{"order_id":"none"}`, @).order_id must
+// select: the struct's order_id, "none" without one.
+func viewOrderIDOrNone(d *fuzzDoc) seenValue {
+	if d.OrderID.raw == nil {
+		return seenValue{raw: []byte(`"none"`)}
+	}
+	return d.OrderID
+}
+
+// viewAmountAndSKU is what {a: amount, s: sku} must select.
+func viewAmountAndSKU(d *fuzzDoc) seenValue {
+	return seenValue{raw: multiSelectHash("a", d.Amount, "s", d.SKU)}
+}
+
+// viewOrderIDAndKind is what {o: order_id, k: kind} must select.
+func viewOrderIDAndKind(d *fuzzDoc) seenValue {
+	return seenValue{raw: multiSelectHash("o", d.OrderID, "k", d.Kind)}
+}
+
+// multiSelectHash writes the JSON object of a multi-select hash: each name with its
+// value, null for none.
+func multiSelectHash(name1 string, v1 seenValue, name2 string, v2 seenValue) []byte {
+	raw := func(v seenValue) []byte {
+		if v.raw == nil {
+			return []byte("null")
+		}
+		return v.raw
+	}
+	return fmt.Appendf(nil, `{%q:%s,%q:%s}`, name1, raw(v1), name2, raw(v2))
+}
+
+// fuzzPrefix is the key prefix of FuzzKeyIntegrity's handlers, and the
+// name of its function wrappers, whose prefix it is outside Lambda.
 const fuzzPrefix = "fuzz"
 
-// fuzzRun is one configuration's handler and store, and what the handler
-// and the replay hook saw during the last invocation.
+// fuzzEntry is an entry point into the middleware.
+type fuzzEntry int
+
+const (
+	entryHandler fuzzEntry = iota // Wrap's handler, given the event
+	entryRaw                      // WrapFunc of a json.RawMessage holding the event
+	entryBody                     // WrapFunc of a struct holding the event's body as a string
+)
+
+var fuzzEntries = []fuzzEntry{entryHandler, entryRaw, entryBody}
+
+func (e fuzzEntry) String() string {
+	return [...]string{"Wrap", "WrapFunc(json.RawMessage)", "WrapFunc(struct{Body string})"}[e]
+}
+
+// bodyArg is entryBody's argument: the body of an API Gateway request or an
+// SQS message, as a Go string.
+type bodyArg struct {
+	Body string `json:"body"`
+}
+
+// fuzzRun is one configuration's entry point and store, and what the
+// user's code and the replay hook saw during the last invocation.
 type fuzzRun struct {
 	cfg      fuzzConfig
 	store    *idempotencytest.Store
-	h        *idempotency.Handler
+	invoke   func(event []byte) (read []byte, err error)
 	ran      bool
 	saw      fuzzDoc
 	key      string
@@ -173,31 +237,76 @@ type fuzzRun struct {
 	replayed *idempotency.Record
 }
 
-func newFuzzRun(t *testing.T, cfg fuzzConfig) *fuzzRun {
+func newFuzzRun(t *testing.T, entry fuzzEntry, cfg fuzzConfig) *fuzzRun {
+	t.Helper()
+	if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		t.Skip("AWS_LAMBDA_FUNCTION_NAME is set: a function wrapper's key prefix would not be its name")
+	}
 	r := &fuzzRun{cfg: cfg, store: idempotencytest.NewStore()}
-	h, err := idempotency.New(r.store, func(ctx context.Context, ev fuzzDoc) (string, error) {
-		r.ran, r.saw = true, ev
+	ran := func(ctx context.Context, view []byte) {
+		r.ran = true
+		json.Unmarshal(view, &r.saw) // as check decodes it: see isTypeErrorOrNil
 		r.key, r.keyed = idempotency.KeyFromContext(ctx)
-		return "ok", nil
-	}, idempotency.WithKeyPrefix(fuzzPrefix), idempotency.WithEventKey(cfg.key), idempotency.WithPayloadValidation(cfg.validation),
+	}
+	opts := []idempotency.Option{
+		idempotency.WithEventKey(cfg.key), idempotency.WithPayloadValidation(cfg.validation),
 		idempotency.WithReplayHook(func(_ context.Context, out string, rec *idempotency.Record) (string, error) {
 			cp := *rec
 			r.replayed = &cp
 			return out, nil
-		}))
-	if err != nil {
-		t.Fatalf("New: %v", err)
+		}),
 	}
-	r.h = h
+	var err error
+	switch entry {
+	case entryHandler:
+		var h *idempotency.Handler
+		h, err = idempotency.New(r.store, func(ctx context.Context, ev json.RawMessage) (string, error) {
+			ran(ctx, ev)
+			return "ok", nil
+		}, append(opts, idempotency.WithKeyPrefix(fuzzPrefix))...)
+		r.invoke = func(event []byte) ([]byte, error) {
+			_, err := h.Invoke(context.Background(), event)
+			return event, err
+		}
+	case entryRaw:
+		var f func(context.Context, json.RawMessage) (string, error)
+		f, err = idempotency.NewFunc(fuzzPrefix, r.store, func(ctx context.Context, arg json.RawMessage) (string, error) {
+			ran(ctx, arg)
+			return "ok", nil
+		}, opts...)
+		r.invoke = func(event []byte) ([]byte, error) {
+			_, err := f(context.Background(), event)
+			return event, err
+		}
+	case entryBody:
+		var f func(context.Context, bodyArg) (string, error)
+		f, err = idempotency.NewFunc(fuzzPrefix, r.store, func(ctx context.Context, arg bodyArg) (string, error) {
+			view, _ := json.Marshal(arg)
+			ran(ctx, view)
+			return "ok", nil
+		}, opts...)
+		// The argument is made from the event's body; the bytes that
+		// stand for it are json.Marshal's.
+		r.invoke = func(event []byte) ([]byte, error) {
+			var arg bodyArg
+			json.Unmarshal(event, &arg)
+			read, _ := json.Marshal(arg)
+			_, err := f(context.Background(), arg)
+			return read, err
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", entry, err)
+	}
 	return r
 }
 
-// check invokes the handler with event and compares the outcome with the
-// handler's view of event.
+// check invokes the entry point with event and compares the outcome with
+// the user's view of what it was given.
 func (r *fuzzRun) check(event []byte) error {
 	r.ran, r.saw, r.key, r.keyed, r.replayed = false, fuzzDoc{}, "", false, nil
 	before := r.store.Counts()
-	_, err := r.h.Invoke(context.Background(), event)
+	event, err := r.invoke(event)
 	after := r.store.Counts()
 
 	var invalid *idempotency.InvalidEventError
@@ -216,7 +325,7 @@ func (r *fuzzRun) check(event []byte) error {
 	}
 	keyRaw, keyBroken := r.cfg.keyPath.view(event, &ev)
 	hashRaw, hashBroken := r.cfg.hashPath.view(event, &ev)
-	wantKey, keyed, keyAmbiguous := expectedKey(keyRaw)
+	wantKey, keyed, keyAmbiguous := expectedKey(keyRaw, strings.HasPrefix(r.cfg.key, "{"))
 	wantHash, hashAmbiguous := expectedHash(hashRaw)
 	switch {
 	case keyBroken:
@@ -267,12 +376,12 @@ func isTypeErrorOrNil(err error) bool {
 // SHA-256 of the value's canonical JSON. keyed is false for the values that
 // count as no key; ambiguous reports an object, anywhere in raw, with two
 // names that encoding/json would fill one struct field from.
-func expectedKey(raw []byte) (key string, keyed, ambiguous bool) {
+func expectedKey(raw []byte, multi bool) (key string, keyed, ambiguous bool) {
 	if raw == nil {
 		return "", false, false
 	}
 	v, canon, ambiguous := canonicalValue(raw)
-	if isMissingKey(v) {
+	if isMissingKey(v, multi) {
 		return "", false, ambiguous
 	}
 	sum := sha256.Sum256(canon)
@@ -344,8 +453,9 @@ func decodeNoting(d *json.Decoder) (v any, ambiguous bool) {
 }
 
 // isMissingKey is the package's rule for a value that is no key: null, "",
-// [], {}, or an array holding a null.
-func isMissingKey(v any) bool {
+// [], {}, an array holding a null, or, for a multi-select hash (multi), an
+// object holding one.
+func isMissingKey(v any, multi bool) bool {
 	switch v := v.(type) {
 	case nil:
 		return true
@@ -359,7 +469,12 @@ func isMissingKey(v any) bool {
 		}
 		return len(v) == 0
 	case map[string]any:
-		return len(v) == 0 // no fuzzConfigs key is a multi-select hash
+		for _, e := range v {
+			if e == nil && multi {
+				return true
+			}
+		}
+		return len(v) == 0
 	}
 	return false
 }
