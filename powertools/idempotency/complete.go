@@ -124,12 +124,11 @@ const completeRetryMargin = 500 * time.Millisecond
 // so the time left is measured on that clock.
 func (e *engine) completeAgain(ctx context.Context, rec *Record, leaseEnd time.Time, err error) error {
 	for _, wait := range completeRetryDelays {
-		if !mayPass(err) || time.Until(leaseEnd) < wait+completeRetryMargin {
+		if !mayPass(err) || until(ctx, leaseEnd) < wait+completeRetryMargin {
 			return err
 		}
 		e.log().WarnContext(ctx, "idempotency: could not store the response; trying again", "key", rec.Key, "wait", wait, "error", err)
-		timer := time.NewTimer(wait)
-		<-timer.C
+		sleep(ctx, wait) // ctx is writeContext's: never done
 		if err = e.store.Complete(ctx, rec); err == nil {
 			return nil
 		}

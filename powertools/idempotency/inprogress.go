@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -239,24 +238,20 @@ var (
 func (e *engine) inProgress(ctx context.Context, rec *Record, hash string, payload []byte, fn call, now time.Time) (res result, err error, again bool) {
 	key := rec.Key
 	delay := waitFirst
-	var until time.Time
+	var waitEnd time.Time
 	if e.wait {
-		until = e.waitUntil(ctx, now)
+		waitEnd = e.waitUntil(ctx, now)
 	}
 	for {
 		if abandoned(rec, now) {
 			return e.abandoned(ctx, rec, hash, payload, fn, now)
 		}
-		wait := jitter(delay)
-		if !e.wait || now.Add(wait).After(until) {
+		wait := jitter(ctx, delay)
+		if !e.wait || now.Add(wait).After(waitEnd) {
 			return result{key: key, outcome: OutcomeInProgress}, &InProgressError{Key: key, LeaseEnd: holderEnd(rec)}, false
 		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if sleep(ctx, wait) != nil {
 			return result{key: key, outcome: OutcomeInProgress}, &InProgressError{Key: key, LeaseEnd: holderEnd(rec)}, false
-		case <-timer.C:
 		}
 		delay *= 2
 		next, err := e.store.Get(ctx, key)
@@ -286,14 +281,9 @@ func (e *engine) waitUntil(ctx context.Context, now time.Time) time.Time {
 	if d, ok := ctx.Deadline(); ok {
 		// The deadline is on the real clock; the wait is measured on the
 		// wrapper's.
-		return now.Add(time.Until(d) - waitMargin)
+		return now.Add(until(ctx, d) - waitMargin)
 	}
 	return now.Add(e.lease)
-}
-
-// jitter returns d give or take a quarter.
-func jitter(d time.Duration) time.Duration {
-	return d*3/4 + rand.N(d/2+1)
 }
 
 // abandoned answers a duplicate of rec, an IN_PROGRESS record whose
