@@ -20,9 +20,10 @@ import (
 // with err and whose GetItem returns item.
 type txClient struct {
 	Client
-	err  error
-	item map[string]types.AttributeValue
-	sent []*dynamodb.TransactWriteItemsInput
+	err    error
+	item   map[string]types.AttributeValue
+	getErr error // what GetItem returns
+	sent   []*dynamodb.TransactWriteItemsInput
 }
 
 func (c *txClient) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
@@ -31,6 +32,9 @@ func (c *txClient) TransactWriteItems(_ context.Context, in *dynamodb.TransactWr
 }
 
 func (c *txClient) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	if c.getErr != nil {
+		return nil, c.getErr
+	}
 	return &dynamodb.GetItemOutput{Item: c.item}, nil
 }
 
@@ -212,6 +216,9 @@ func TestCommitErrors(t *testing.T) {
 		{"validation error", httpError(400, &smithy.GenericAPIError{Code: "ValidationException", Message: "Transaction request cannot include multiple operations on one item"}), ours, idempotency.CommitRefused, &TransactionError{}},
 		{"server without transactions", httpError(400, &smithy.GenericAPIError{Code: "UnknownOperationException"}), ours, idempotency.CommitRefused, &TransactionError{}},
 		{"throttled", httpError(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), ours, idempotency.CommitRefused, &TransactionError{}},
+		// The SDK's last attempt throttled, an earlier one applied with its
+		// reply lost (the simulator's seed 1260): not refused.
+		{"throttled after an attempt that was applied", httpError(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), mine, 0, nil},
 		{"in progress: may apply", httpError(400, &smithy.GenericAPIError{Code: "TransactionInProgressException"}), ours, idempotency.CommitUnknown, nil},
 		{"server fault, applied", httpError(500, &smithy.GenericAPIError{Code: "InternalServerError"}), mine, 0, nil},
 		{"server fault, not applied yet", httpError(500, &smithy.GenericAPIError{Code: "InternalServerError"}), ours, idempotency.CommitUnknown, nil},
@@ -252,5 +259,21 @@ func TestCommitErrors(t *testing.T) {
 				t.Errorf("record condition %q, want the token and not COMPLETE", cond)
 			}
 		})
+	}
+}
+
+// TestCommitRefusedRecordUnreadable: a refusal of the SDK's last attempt
+// says nothing of an earlier one, so when the record cannot be read back
+// either, the outcome is unknown and the key is kept, not released.
+func TestCommitRefusedRecordUnreadable(t *testing.T) {
+	client := &txClient{err: httpError(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), getErr: errors.New("connection reset")}
+	s := fakeStore(t, client)
+	ctx := s.NewInvocation(context.Background())
+	if err := Stage(ctx, ledgerPut("s1")); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Complete(ctx, &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t"})
+	if commit, ok := errors.AsType[*idempotency.CommitError](err); !ok || commit.State != idempotency.CommitUnknown {
+		t.Errorf("Complete: %v, want a CommitError %v", err, idempotency.CommitUnknown)
 	}
 }
