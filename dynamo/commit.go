@@ -19,10 +19,10 @@ import (
 // that was applied (its reply lost) then fails on the record instead of
 // being applied twice, and reading the record back tells that it was.
 func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []types.TransactWriteItem) error {
-	tw, ok := s.client.(TransactWriter)
-	if !ok {
-		return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitRefused, Err: ErrNoTransactions}
+	if err := s.transactions(); err != nil {
+		return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitRefused, Err: err}
 	}
+	tw := s.client.(TransactWriter)
 	put, err := s.completePut(ctx, rec)
 	if err != nil {
 		return err

@@ -24,6 +24,14 @@
 //   - [Store.Release] is one DeleteItem, conditioned on the lease token.
 //   - [Store.Get] is one consistent GetItem.
 //
+// Once per Store, before its first Acquire writes anything, a
+// DescribeTable reads whether the table is a global table: one in
+// multi-Region eventual consistency is refused with an
+// [*idempotency.ConfigError] unless [Options.AcceptEventualGlobalTable]
+// accepts the risk, and on one in strong consistency [Stage] returns
+// [ErrNoTransactions], since such a table runs no transactions
+// (docs/multi-region.md).
+//
 // # Writes committed with the record
 //
 // Inside a handler made idempotent with a Store, [Stage] adds the handler's

@@ -49,6 +49,7 @@ func newFlow(t *testing.T, srv server) *flow {
 	f := &flow{t: t, srv: srv, reqs: &requests{}, started: make(chan struct{}, 1), proceed: make(chan struct{})}
 	f.client = srv.client(t, f.reqs.option)
 	f.store = newStore(t, f.client)
+	warm(t, f.store)
 	now := time.Now()
 	f.clock.Store(&now)
 	return f

@@ -70,6 +70,23 @@ type Options struct {
 	// their deadline (idempotency.WithAbandonPolicy). Default
 	// "invocation_deadline".
 	DeadlineAttr string
+
+	// AcceptEventualGlobalTable lets the store work on a global table in
+	// multi-Region eventual consistency (MREC) with replicas in other
+	// Regions, which it otherwise refuses on its first Acquire with an
+	// *idempotency.ConfigError. Such a table decides each conditional
+	// write on the replica of the Region that receives it, and settles
+	// two Regions' writes of one record by the last writer: a duplicate
+	// delivered in another Region before the record has replicated runs
+	// the handler again, and a stored response can be replaced, even
+	// with the handler's writes staged (a transaction is atomic in its
+	// own Region only). Set it when only one Region ever writes the
+	// table, or when a repeated effect is acceptable. A global table in
+	// multi-Region strong consistency (MRSC) keeps the guarantee and
+	// needs no option, but does not support transactions: [Stage]
+	// returns [ErrNoTransactions] on it. docs/multi-region.md has the
+	// simulator's schedules for each mode. Default false.
+	AcceptEventualGlobalTable bool
 }
 
 // options returns the defaults, changed by optFns, or a

@@ -55,7 +55,8 @@ func (s *Store) NewInvocation(ctx context.Context) context.Context {
 // handler made idempotent with a [Store], or its writes were already sent;
 // writes staged by a handler that then fails are dropped. It returns
 // [ErrNoTransactions] when the Store's client cannot send
-// transactions, an [*InvalidWriteError] for a malformed write, and a
+// transactions, or its table is a global table in multi-Region strong
+// consistency, which does not support them; an [*InvalidWriteError] for a malformed write, and a
 // [*TransactionLimitError] when the writes could not fit in one transaction
 // with the record. It is safe for concurrent use.
 func Stage(ctx context.Context, writes ...types.TransactWriteItem) error {
@@ -63,8 +64,8 @@ func Stage(ctx context.Context, writes ...types.TransactWriteItem) error {
 	if st == nil {
 		return ErrNotInInvocation
 	}
-	if _, ok := st.store.client.(TransactWriter); !ok {
-		return ErrNoTransactions
+	if err := st.store.transactions(); err != nil {
+		return err
 	}
 	for i, w := range writes {
 		if err := validWrite(w); err != nil {

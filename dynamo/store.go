@@ -25,15 +25,18 @@ var _ Client = (*dynamodb.Client)(nil)
 // Store is an [idempotency.Store] backed by a DynamoDB table. Make it with
 // [New]. It is safe for concurrent use.
 type Store struct {
-	client Client
-	opts   Options
+	client      Client
+	opts        Options
+	replication replication // read on the first Acquire (replicas.go)
 }
 
 var _ idempotency.Store = (*Store)(nil)
 
 // New returns a Store that keeps records with client in the table
 // Options.TableName. A bad option gives a [*idempotency.ConfigError];
-// New sends no request.
+// New sends no request. The first Acquire reads the table's description
+// once, when the client can (a [TableDescriber]), and refuses a global
+// table that cannot keep the guarantee (see [Options.AcceptEventualGlobalTable]).
 func New(client Client, optFns ...func(*Options)) (*Store, error) {
 	if client == nil {
 		return nil, &idempotency.ConfigError{Name: "dynamo.Client", Err: errors.New("nil")}
@@ -62,6 +65,9 @@ var errEmptyKey = errors.New("dynamo: empty idempotency key")
 func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
 	if rec.Key == "" {
 		return nil, errEmptyKey
+	}
+	if err := s.checkTable(ctx); err != nil {
+		return nil, err
 	}
 	item := s.opts.encode(rec)
 	if size := itemSize(item); size > maxItemSize {

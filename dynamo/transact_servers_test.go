@@ -55,6 +55,8 @@ func newTxWorld(t *testing.T, srv server, client *dynamodb.Client) *txWorld {
 		t.Fatal(err)
 	}
 	w.store = s
+	warm(t, s)
+	w.reqs.take()
 	w.ledger = fmt.Sprintf("ledger-%d", time.Now().UnixNano())
 	ctx := t.Context()
 	direct := srv.client(t)

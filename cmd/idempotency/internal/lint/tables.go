@@ -12,9 +12,11 @@ import (
 )
 
 // storeActions are the requests the DynamoDB store sends (PutItem also
-// covers the record's Put inside a TransactWriteItems): what a function
-// needs on its idempotency table, and all it needs.
-var storeActions = []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"}
+// covers the record's Put inside a TransactWriteItems; DescribeTable is
+// sent once per cold start, to refuse a global table that cannot keep the
+// guarantee): what a function needs on its idempotency table, and all it
+// needs.
+var storeActions = []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable"}
 
 // storeAction reports whether a is one of storeActions: IAM action names
 // are case-insensitive.
@@ -90,7 +92,7 @@ func (c *checker) checkAccess(fn *template.Function, table string) {
 			}
 		}
 	}
-	fix := fmt.Sprintf("grant exactly dynamodb:PutItem, dynamodb:GetItem and dynamodb:DeleteItem on !GetAtt %s.Arn, in a statement of its own.", table)
+	fix := fmt.Sprintf("grant exactly dynamodb:PutItem, dynamodb:GetItem, dynamodb:DeleteItem and dynamodb:DescribeTable on !GetAtt %s.Arn, in a statement of its own.", table)
 	if len(missing) > 0 {
 		c.add(fn.ID, RuleTableAccess, fix,
 			"it may not send %s to its idempotency table %s: the store's requests fail with AccessDeniedException, and every invocation fails.", strings.Join(missing, ", "), table)

@@ -1,0 +1,174 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// describer is a Client whose table DescribeTable describes as desc (or
+// fails with err), and whose writes all succeed.
+type describer struct {
+	txClient
+	desc  *types.TableDescription
+	err   error
+	calls int
+}
+
+func (c *describer) DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	c.calls++
+	if c.err != nil {
+		return nil, c.err
+	}
+	return &dynamodb.DescribeTableOutput{Table: c.desc}, nil
+}
+
+func (c *describer) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func replicas(regions ...string) []types.ReplicaDescription {
+	var out []types.ReplicaDescription
+	for _, r := range regions {
+		out = append(out, types.ReplicaDescription{RegionName: aws.String(r)})
+	}
+	return out
+}
+
+func acquire(s *Store) error {
+	now := time.Now()
+	_, err := s.Acquire(context.Background(), &idempotency.Record{Key: "k", Status: idempotency.StatusInProgress, LeaseToken: "t", Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Minute)}, now)
+	return err
+}
+
+// TestGlobalTables: the store works on a table of one Region and on a
+// global table in strong consistency, and refuses one in eventual
+// consistency unless told to accept it (docs/multi-region.md).
+func TestGlobalTables(t *testing.T) {
+	tests := []struct {
+		name    string
+		desc    *types.TableDescription
+		accept  bool
+		refused bool
+		strong  bool
+	}{
+		{name: "one Region", desc: &types.TableDescription{}},
+		{name: "a global table left with one replica", desc: &types.TableDescription{Replicas: replicas("us-east-1")}},
+		{name: "eventual consistency", desc: &types.TableDescription{Replicas: replicas("us-east-1", "eu-west-1"), MultiRegionConsistency: types.MultiRegionConsistencyEventual}, refused: true},
+		{name: "eventual consistency, the default", desc: &types.TableDescription{Replicas: replicas("us-east-1", "eu-west-1")}, refused: true},
+		{name: "eventual consistency, accepted", desc: &types.TableDescription{Replicas: replicas("us-east-1", "eu-west-1")}, accept: true},
+		{name: "legacy version 2017.11.29", desc: &types.TableDescription{GlobalTableVersion: aws.String("2017.11.29")}, refused: true},
+		{name: "strong consistency", desc: &types.TableDescription{Replicas: replicas("us-east-1", "us-east-2"), MultiRegionConsistency: types.MultiRegionConsistencyStrong,
+			GlobalTableWitnesses: []types.GlobalTableWitnessDescription{{RegionName: aws.String("us-west-2")}}}, strong: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := &describer{desc: tt.desc}
+			s, err := New(client, func(o *Options) { o.TableName = "idem"; o.AcceptEventualGlobalTable = tt.accept })
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = acquire(s)
+			config, isConfig := errors.AsType[*idempotency.ConfigError](err)
+			switch {
+			case tt.refused && (!isConfig || config.Name != "dynamo.Options.AcceptEventualGlobalTable"):
+				t.Fatalf("Acquire: %v, want a ConfigError naming AcceptEventualGlobalTable", err)
+			case !tt.refused && err != nil:
+				t.Fatalf("Acquire: %v", err)
+			}
+			if err := acquire(s); (err != nil) != tt.refused || client.calls != 1 {
+				t.Errorf("second Acquire: %v after %d DescribeTable, want the same answer after one", err, client.calls)
+			}
+			ctx := s.NewInvocation(context.Background())
+			err = Stage(ctx, ledgerPut("s1"))
+			if tt.strong != errors.Is(err, ErrNoTransactions) {
+				t.Errorf("Stage: %v; want ErrNoTransactions only in strong consistency", err)
+			}
+		})
+	}
+}
+
+// TestTableCheckFailures: a role that may not describe the table is
+// refused with a ConfigError naming the permission; another failure
+// fails that Acquire only.
+func TestTableCheckFailures(t *testing.T) {
+	denied := &describer{err: &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "not authorized to perform: dynamodb:DescribeTable"}}
+	s, err := New(denied, func(o *Options) { o.TableName = "idem" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if config, ok := errors.AsType[*idempotency.ConfigError](acquire(s)); !ok || config.Name != "dynamodb:DescribeTable" {
+			t.Fatalf("Acquire: %v, want a ConfigError naming dynamodb:DescribeTable", config)
+		}
+	}
+	if denied.calls != 1 {
+		t.Errorf("%d DescribeTable, want 1: the refusal is for good", denied.calls)
+	}
+
+	flaky := &describer{err: httpError(500, &smithy.GenericAPIError{Code: "InternalServerError"}), desc: &types.TableDescription{}}
+	s, err = New(flaky, func(o *Options) { o.TableName = "idem" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(s); err == nil {
+		t.Fatal("Acquire succeeded without the table's description")
+	} else if _, ok := errors.AsType[*idempotency.ConfigError](err); ok {
+		t.Fatalf("Acquire: %v, a server error taken for a configuration error", err)
+	}
+	flaky.err = nil
+	if err := acquire(s); err != nil || flaky.calls != 2 {
+		t.Errorf("Acquire after the server recovered: %v after %d DescribeTable, want success after 2", err, flaky.calls)
+	}
+}
+
+// TestClientWithoutDescribeTable: a Client without DescribeTable (a test
+// double) is taken for a table of one Region.
+func TestClientWithoutDescribeTable(t *testing.T) {
+	s, err := New(&txClient{Client: writesOK{}}, func(o *Options) { o.TableName = "idem" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type writesOK struct{ Client }
+
+func (writesOK) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+// TestTableCheckOnServers: moto and dynalite describe a table of one
+// Region (no replicas, no consistency mode): the store works on it, and
+// reads the description once.
+func TestTableCheckOnServers(t *testing.T) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			var reqs requests
+			s := newStore(t, srv.client(t, reqs.option))
+			reqs.take()
+			for range 2 {
+				if err := acquire(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := reqs.take()["DescribeTable"]; n != 1 {
+				t.Errorf("%d DescribeTable for two Acquires, want 1", n)
+			}
+			if s.replication.strong {
+				t.Error("a table of one Region taken for a strongly consistent global table")
+			}
+		})
+	}
+}
