@@ -1,0 +1,409 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// This file is a Redis or Valkey deployment as redisstore uses it,
+// modelled at the idempotency.Store level (redisstore's Lua scripts and
+// go-redis are not run; differential_test.go checks this model against
+// the real redisstore.Store on Valkey, operation by operation):
+//
+//   - each operation is one script, atomic on its key, with the scripts'
+//     own rules (scripts.go): Acquire writes unless a live record holds
+//     the key, on the caller's clock; Complete and Reclaim replace the
+//     record under its token; Release deletes it under its token; Get
+//     reads it;
+//   - the key's TTL is the time left to its expiry on the writer's clock
+//     plus a minute, counted by the server (record.go's ttl);
+//   - a primary with one replica, replicated asynchronously in order
+//     (https://redis.io/docs/latest/operate/oss_and_stack/management/replication/):
+//     the primary answers before the replica has the write;
+//   - a failover (a plan's outage) promotes the replica and everything
+//     it had not yet received is lost; requests fail while it happens,
+//     and go-redis sends them again (MaxRetries, 3);
+//   - WAIT numreplicas timeout (https://redis.io/docs/latest/commands/wait/),
+//     when redisstore's WaitReplicas asks for it: the write's answer waits
+//     until the replica has it, or the timeout, which the store reports as
+//     an error.
+
+type redisRecord struct {
+	rec      idempotency.Record
+	expireAt time.Time // the server's TTL, on its (the simulated) clock
+}
+
+// replWrite is a write on its way to the replica.
+type replWrite struct {
+	key      string
+	rec      *redisRecord // nil: a delete
+	arrival  time.Time
+	ackedAt  time.Time // when its client was told it succeeded; zero: not yet
+	lostInto *bool     // set when a failover loses it, for its waiting client
+}
+
+type redisWorld struct {
+	w         *world
+	primary   map[string]*redisRecord
+	replica   map[string]*redisRecord
+	backlog   []*replWrite
+	failingTo time.Time // requests fail until then: a failover under way
+}
+
+func newRedisWorld() *redisWorld {
+	return &redisWorld{primary: map[string]*redisRecord{}, replica: map[string]*redisRecord{}}
+}
+
+func (r *redisWorld) newStore(w *world, sb *sandbox) (idempotency.Store, error) {
+	return &redisStore{r: r, sb: sb}, nil
+}
+
+func (r *redisWorld) start(w *world) {
+	r.w = w
+	for _, o := range w.plan.outages {
+		w.s.at(epoch.Add(o.at), r.failover)
+	}
+}
+
+// failover promotes the replica: what it had not received is gone.
+func (r *redisWorld) failover() {
+	w := r.w
+	took := time.Duration(1000+w.s.rng.IntN(9000)) * time.Millisecond
+	r.failingTo = w.s.now.Add(took)
+	lost := map[string]string{} // key -> label
+	for _, x := range r.backlog {
+		// Without WAIT, asynchronous replication is the documented limit
+		// (docs/redis.md): a write, acknowledged or read by another
+		// client, can be lost. With it, only the writes no client was
+		// told were made should be.
+		label := lost[x.key]
+		if w.cfg.redisWait == 0 || (!x.ackedAt.IsZero() && !x.ackedAt.After(w.s.now)) {
+			label = limitRedisFailover
+		}
+		lost[x.key] = label
+		if x.lostInto != nil {
+			*x.lostInto = true
+		}
+	}
+	if w.trace != nil {
+		w.trace.log(nil, "the Redis primary fails over to its replica (%d writes lost, %v to recover)", len(r.backlog), took)
+	}
+	r.backlog = nil
+	r.primary = maps.Clone(r.replica)
+	for key, label := range lost {
+		var now *recView
+		if x := r.primary[key]; x != nil && x.expireAt.After(w.s.now) {
+			now = viewOf(&x.rec)
+		}
+		w.check.reverted(key, now, label)
+	}
+}
+
+// get returns key's record on the primary, expiring it as the server
+// does when its TTL has passed.
+func (r *redisWorld) get(key string) *redisRecord {
+	x := r.primary[key]
+	if x != nil && !x.expireAt.IsZero() && !x.expireAt.After(r.w.s.now) {
+		delete(r.primary, key)
+		r.w.check.deleted(key, viewOf(&x.rec))
+		return nil
+	}
+	return x
+}
+
+// write changes key on the primary and sends it to the replica.
+func (r *redisWorld) write(inv *invocation, key string, rec *idempotency.Record, writerNow time.Time) *replWrite {
+	w := r.w
+	before := r.get(key)
+	var x *redisRecord
+	if rec != nil {
+		x = &redisRecord{rec: stored(rec)}
+		if !rec.Expiry.IsZero() {
+			ttl := max(rec.Expiry.Sub(writerNow), 0) + time.Minute
+			x.expireAt = w.s.now.Add(ttl)
+		}
+		r.primary[key] = x
+	} else {
+		delete(r.primary, key)
+	}
+	var b *recView
+	if before != nil {
+		b = viewOf(&before.rec)
+	}
+	var a *recView
+	if x != nil {
+		a = viewOf(&x.rec)
+	}
+	w.check.wrote(inv, key, b, a, 0)
+	lag := time.Duration(100+w.s.rng.IntN(4900)) * time.Microsecond
+	if w.s.rng.IntN(50) == 0 {
+		lag = time.Duration(100+w.s.rng.IntN(2000)) * time.Millisecond
+	}
+	arrival := w.s.now.Add(lag)
+	if n := len(r.backlog); n > 0 && arrival.Before(r.backlog[n-1].arrival) {
+		arrival = r.backlog[n-1].arrival
+	}
+	rw := &replWrite{key: key, rec: x, arrival: arrival}
+	r.backlog = append(r.backlog, rw)
+	w.s.at(arrival, r.replicate)
+	return rw
+}
+
+// replicate applies, in order, the writes that have reached the replica
+// by now (a failover has dropped those it lost from the backlog).
+func (r *redisWorld) replicate() {
+	now := r.w.s.now
+	for len(r.backlog) > 0 && !r.backlog[0].arrival.After(now) {
+		x := r.backlog[0]
+		r.backlog = r.backlog[1:]
+		if x.rec == nil {
+			delete(r.replica, x.key)
+		} else {
+			r.replica[x.key] = x.rec
+		}
+	}
+}
+
+// stored is rec as the server keeps and returns it: the times at the
+// precision of their fields (record.go), UTC, and its own bytes.
+func stored(rec *idempotency.Record) idempotency.Record {
+	cp := *rec
+	at := func(t time.Time, unit time.Duration) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		return t.Truncate(unit).UTC()
+	}
+	cp.Expiry = at(rec.Expiry, time.Second)
+	cp.LeaseEnd = at(rec.LeaseEnd, time.Millisecond)
+	cp.Deadline = at(rec.Deadline, time.Millisecond)
+	cp.CompletedAt = at(rec.CompletedAt, time.Millisecond)
+	cp.Response = slices.Clone(rec.Response)
+	if len(cp.Response) == 0 {
+		cp.Response = nil
+	}
+	return cp
+}
+
+// touch is what a read does under WAIT: it writes the record again as
+// it is, so that the WAIT after it returns only once the replica has
+// the record the reader is about to act on (replication is in order).
+// Without WAIT it writes nothing.
+func (s *redisStore) touch(key string, x *redisRecord) *replWrite {
+	if s.r.w.cfg.redisWait == 0 {
+		return nil
+	}
+	r := s.r
+	rw := &replWrite{key: key, rec: x, arrival: r.w.s.now.Add(time.Duration(100+r.w.s.rng.IntN(4900)) * time.Microsecond)}
+	if n := len(r.backlog); n > 0 && rw.arrival.Before(r.backlog[n-1].arrival) {
+		rw.arrival = r.backlog[n-1].arrival
+	}
+	r.backlog = append(r.backlog, rw)
+	r.w.s.at(rw.arrival, r.replicate)
+	return rw
+}
+
+// redisStore is one sandbox's redisstore.Store, as the model sees it.
+type redisStore struct {
+	r  *redisWorld
+	sb *sandbox
+}
+
+var (
+	_ idempotency.Store          = (*redisStore)(nil)
+	_ idempotency.UncertainStore = (*redisStore)(nil)
+)
+
+var errConnection = errors.New("read tcp: connection reset by peer")
+
+// errNotReplicated is redisstore's answer when WAIT falls short.
+var errNotReplicated = errors.New("redisstore: the write did not reach the replicas WaitReplicas asks for within WaitTimeout")
+
+// redisAttempts is go-redis's: the first and MaxRetries (3) more, for a
+// connection that breaks.
+const redisAttempts = 4
+
+// waitTimeout is the simulated function's WaitTimeout.
+const waitTimeout = 100 * time.Millisecond
+
+// run runs script as go-redis sends it: again when the connection breaks
+// before the answer, whether or not the server ran it.
+func (s *redisStore) run(op, key string, script func() *replWrite) error {
+	r, w := s.r, s.r.w
+	inv := s.sb.current
+	for attempt := 1; ; attempt++ {
+		f := faultNone
+		if !inv.quiet {
+			switch x := inv.rng.Float64(); {
+			case x < w.cfg.replyLost:
+				f = faultReplyLost
+			case x < w.cfg.replyLost+w.cfg.slowReply:
+				f = faultSlow
+			}
+		}
+		there, back := latency(inv.rng, 0, 2), latency(inv.rng, 0, 2)
+		if f == faultSlow {
+			back += latency(inv.rng, 100, 1000)
+		}
+		var err error
+		var rw *replWrite
+		lost := false
+		w.call(inv, there, back, func() {
+			if w.s.now.Before(r.failingTo) {
+				err = errConnection
+				if w.trace != nil {
+					w.trace.log(inv, "redis %s %s attempt %d: the primary is failing over", op, short(key), attempt)
+				}
+				return
+			}
+			rw = script()
+			if rw != nil {
+				rw.lostInto = &lost
+				if w.cfg.redisWait == 0 && f != faultReplyLost {
+					rw.ackedAt = w.s.now.Add(back)
+				}
+			}
+			if w.trace != nil {
+				w.trace.log(inv, "redis %s %s attempt %d: %s", op, short(key), attempt, outcomeText(f, nil))
+			}
+		})
+		if err == nil && f == faultReplyLost {
+			err = errConnection
+		}
+		if err == nil && rw != nil && w.cfg.redisWait > 0 {
+			err = s.wait(inv, rw, &lost)
+		}
+		if err == nil || !errors.Is(err, errConnection) || attempt == redisAttempts {
+			inv.storeFailed = err != nil
+			if err != nil {
+				return fmt.Errorf("redisstore: %s %q: %w", op, key, err)
+			}
+			return nil
+		}
+		inv.task.sleep(time.Duration(8<<attempt) * time.Millisecond)
+	}
+}
+
+// wait is WAIT 1 timeout after a write: its answer comes when the
+// replica has the write, or at the timeout.
+func (s *redisStore) wait(inv *invocation, rw *replWrite, lost *bool) error {
+	w := s.r.w
+	deadline := w.s.now.Add(waitTimeout)
+	if rw.arrival.After(deadline) {
+		inv.task.sleep(deadline.Sub(w.s.now))
+		if *lost {
+			return errConnection
+		}
+		return errNotReplicated
+	}
+	inv.task.sleep(max(rw.arrival.Sub(w.s.now), time.Microsecond))
+	if *lost {
+		return errConnection
+	}
+	rw.ackedAt = w.s.now
+	return nil
+}
+
+func (s *redisStore) Acquire(_ context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if rec.Key == "" {
+		return nil, errors.New("redisstore: empty idempotency key")
+	}
+	var existing *idempotency.Record
+	err := s.run("acquire", rec.Key, func() *replWrite {
+		existing = nil
+		if x := s.r.get(rec.Key); x != nil && x.rec.Live(now) {
+			cp := x.rec
+			existing = &cp
+			return s.touch(rec.Key, x)
+		}
+		return s.r.write(s.sb.current, rec.Key, rec, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return existing, nil
+}
+
+func (s *redisStore) Complete(_ context.Context, rec *idempotency.Record) error {
+	ok := false
+	err := s.run("complete", rec.Key, func() *replWrite {
+		x := s.r.get(rec.Key)
+		if ok = x != nil && x.rec.LeaseToken == rec.LeaseToken; !ok {
+			return nil
+		}
+		return s.r.write(s.sb.current, rec.Key, rec, s.sb.clock.now())
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("redisstore: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
+	}
+	return nil
+}
+
+func (s *redisStore) Release(_ context.Context, key, token string) error {
+	ok := true
+	err := s.run("release", key, func() *replWrite {
+		x := s.r.get(key)
+		if x == nil {
+			ok = true
+			return nil
+		}
+		if ok = x.rec.LeaseToken == token; !ok {
+			return nil
+		}
+		return s.r.write(s.sb.current, key, nil, time.Time{})
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("redisstore: release %q: %w", key, idempotency.ErrLeaseLost)
+	}
+	return nil
+}
+
+func (s *redisStore) Reclaim(_ context.Context, rec *idempotency.Record, token string) error {
+	ok := false
+	err := s.run("reclaim", rec.Key, func() *replWrite {
+		x := s.r.get(rec.Key)
+		if ok = x != nil && x.rec.Status == idempotency.StatusUncertain && (x.rec.LeaseToken == token || x.rec.LeaseToken == rec.LeaseToken); !ok {
+			return nil
+		}
+		return s.r.write(s.sb.current, rec.Key, rec, s.sb.clock.now())
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("redisstore: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
+	}
+	return nil
+}
+
+func (s *redisStore) Get(_ context.Context, key string) (*idempotency.Record, error) {
+	var got *idempotency.Record
+	err := s.run("get", key, func() *replWrite {
+		got = nil
+		if x := s.r.get(key); x != nil {
+			cp := x.rec
+			got = &cp
+			return s.touch(key, x)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if got == nil {
+		return nil, fmt.Errorf("redisstore: get %q: %w", key, idempotency.ErrRecordNotFound)
+	}
+	return got, nil
+}
