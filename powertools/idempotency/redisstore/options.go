@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
@@ -20,6 +21,12 @@ const DefaultKeyPrefix = "idempotency:"
 
 // DefaultScanCount is [Options.ScanCount] unless an option changes it.
 const DefaultScanCount = 100
+
+// DefaultWaitTimeout is [Options.WaitTimeout] unless an option changes it:
+// replication within a region takes milliseconds, and a step that waits
+// longer is more likely cut off by the invocation's deadline than
+// replicated.
+const DefaultWaitTimeout = 500 * time.Millisecond
 
 // Options configure a [Store]. The defaults are set before the option
 // functions run, so a function sees and may change them.
@@ -40,6 +47,27 @@ type Options struct {
 	// Must be positive. Default [DefaultMaxRecordSize].
 	MaxRecordSize int
 
+	// WaitReplicas makes each step wait until that many replicas have
+	// its write, with WAIT numreplicas WaitTimeout sent after the step's
+	// script on the same connection: the answer of a write that has not
+	// reached them is an error, and the step fails as on any store error
+	// (Acquire before the handler runs; the middleware retries a
+	// Complete). A step that reads a record (a duplicate's Acquire, Get)
+	// writes it again unchanged and waits the same way, so that no
+	// duplicate is answered from a record the replicas do not have yet.
+	// Redis and Valkey replicate asynchronously: without it, a failover
+	// can lose the last records written, and an effect runs twice
+	// (docs/redis.md has the simulator's schedules). It costs the
+	// replication's time on every step. WAIT does not make a write
+	// durable by itself: what it buys depends on the failover promoting a
+	// replica that had acknowledged (Sentinel and ElastiCache promote the
+	// most up to date one). Must not be negative. Default 0: no WAIT.
+	WaitReplicas int
+
+	// WaitTimeout bounds each wait of WaitReplicas. Must be positive when
+	// WaitReplicas is set. Default [DefaultWaitTimeout].
+	WaitTimeout time.Duration
+
 	// ScanCount is the COUNT of each SCAN that [Store.Scan] sends, which
 	// the middleware never does: about how many keys of the server's key
 	// table one SCAN looks at, of which it returns those with KeyPrefix.
@@ -57,12 +85,19 @@ func options(optFns []func(*Options)) (Options, error) {
 		KeyPrefix:     DefaultKeyPrefix,
 		MaxRecordSize: DefaultMaxRecordSize,
 		ScanCount:     DefaultScanCount,
+		WaitTimeout:   DefaultWaitTimeout,
 	}
 	for _, fn := range optFns {
 		fn(&o)
 	}
 	if o.MaxRecordSize <= 0 {
 		return o, &idempotency.ConfigError{Name: "redisstore.Options.MaxRecordSize", Err: fmt.Errorf("%d: must be positive", o.MaxRecordSize)}
+	}
+	if o.WaitReplicas < 0 {
+		return o, &idempotency.ConfigError{Name: "redisstore.Options.WaitReplicas", Err: fmt.Errorf("%d: must not be negative", o.WaitReplicas)}
+	}
+	if o.WaitReplicas > 0 && o.WaitTimeout <= 0 {
+		return o, &idempotency.ConfigError{Name: "redisstore.Options.WaitTimeout", Err: fmt.Errorf("%v: must be positive", o.WaitTimeout)}
 	}
 	if o.ScanCount <= 0 {
 		return o, &idempotency.ConfigError{Name: "redisstore.Options.ScanCount", Err: fmt.Errorf("%d: must be positive", o.ScanCount)}

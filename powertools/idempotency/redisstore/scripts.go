@@ -71,17 +71,37 @@ end
 //	ARGV[4...] the new record's fields
 //
 // It returns 0 when it wrote the record.
-var acquireScript = redis.NewScript(prelude + `
+var acquireScript = redis.NewScript(acquireSource(""))
+
+// acquireReplicatedScript is acquireScript for a store that waits for its
+// replicas (Options.WaitReplicas): before it returns a record it read, it
+// writes the record's status again as it is. Replication keeps the
+// primary's order, so once that write has reached the replicas, so has
+// the record: the WAIT sent after the script then holds back a replay of
+// a record that a failover could still lose (the simulator's seed 5886
+// on redis, with WAIT 1: a duplicate replayed a COMPLETED record the
+// replica did not have, the primary failed over, and the effect ran
+// again after the lease).
+var acquireReplicatedScript = redis.NewScript(acquireSource(touch))
+
+// touch writes the status field of the record at key again, unchanged: a
+// write that the WAIT after the script waits for.
+const touch = `if f[1] then redis.call('HSET', key, 'status', f[1]) end`
+
+func acquireSource(beforeReturn string) string {
+	return prelude + `
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 1 then
 	local f = redis.call('HMGET', key, 'status', 'expiration', 'in_progress_expiration')
 	if live(f[1], f[2], f[3], tonumber(ARGV[1]), tonumber(ARGV[2])) ~= false then
+		` + beforeReturn + `
 		return redis.call('HGETALL', key)
 	end
 end
 put(key, ARGV[3], 4)
 return 0
-`)
+`
+}
 
 // completeScript replaces the record when it carries the lease token.
 //
@@ -138,6 +158,16 @@ return 1
 // (ReadOnly, RouteByLatency, RouteRandomly), where a record just written
 // may not have arrived yet.
 var getScript = redis.NewScript(`return redis.call('HGETALL', KEYS[1])`)
+
+// getReplicatedScript is getScript for a store that waits for its
+// replicas: it touches the record it returns, as acquireReplicatedScript
+// does.
+var getReplicatedScript = redis.NewScript(`
+local key = KEYS[1]
+local f = {redis.call('HGET', key, 'status')}
+` + touch + `
+return redis.call('HGETALL', key)
+`)
 
 // deleteScript deletes the record when it still has the status and lease
 // token an operator saw (Store.Delete): ARGV[1] the status, ARGV[2] the

@@ -37,6 +37,9 @@ func New(client redis.UniversalClient, optFns ...func(*Options)) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
+	if _, ring := client.(*redis.Ring); ring && o.WaitReplicas > 0 {
+		return nil, &idempotency.ConfigError{Name: "redisstore.Options.WaitReplicas", Err: errors.New("a Ring client cannot send WAIT on the connection that wrote: use a Client, a ClusterClient or a failover client")}
+	}
 	return &Store{client: client, opts: o}, nil
 }
 
@@ -77,7 +80,11 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	if err != nil {
 		return nil, err
 	}
-	reply, err := acquireScript.Run(ctx, s.client, s.key(rec.Key), args...).Result()
+	script := acquireScript
+	if s.opts.WaitReplicas > 0 {
+		script = acquireReplicatedScript
+	}
+	reply, err := s.run(ctx, script, rec.Key, args...)
 	if err != nil {
 		return nil, requestError("acquire", rec.Key, err)
 	}
@@ -128,7 +135,11 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 // conditional runs one of the scripts that answer 1 when their condition
 // held and 0 when it did not.
 func (s *Store) conditional(ctx context.Context, op, key string, script *redis.Script, args []any) error {
-	n, err := script.Run(ctx, s.client, s.key(key), args...).Int64()
+	reply, err := s.run(ctx, script, key, args...)
+	n, ok := reply.(int64)
+	if err == nil && !ok {
+		err = fmt.Errorf("the script answered %T, want an integer", reply)
+	}
 	switch {
 	case err != nil:
 		return requestError(op, key, err)
@@ -145,10 +156,15 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	if key == "" {
 		return nil, errEmptyKey
 	}
-	reply, err := getScript.Run(ctx, s.client, s.key(key)).Slice()
+	script := getScript
+	if s.opts.WaitReplicas > 0 {
+		script = getReplicatedScript
+	}
+	got, err := s.run(ctx, script, key)
 	if err != nil {
 		return nil, requestError("get", key, err)
 	}
+	reply, _ := got.([]any)
 	if len(reply) == 0 {
 		return nil, fmt.Errorf("redisstore: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
@@ -166,4 +182,56 @@ func (s *Store) decodeReply(op, key string, reply any) (*idempotency.Record, err
 		return nil, fmt.Errorf("redisstore: %s %q: the script answered %w", op, key, err)
 	}
 	return decode(key, &f)
+}
+
+// errNotReplicated is the error of a step whose write did not reach
+// Options.WaitReplicas replicas within Options.WaitTimeout.
+var errNotReplicated = errors.New("the write did not reach the replicas WaitReplicas asks for within WaitTimeout: a failover could still lose it")
+
+// run runs script on the record key with args, as [redis.Script.Run]
+// does (EVALSHA, and EVAL after NOSCRIPT). With Options.WaitReplicas, the
+// script and a WAIT go in one pipeline, on one connection to the node
+// that owns the key, since WAIT waits for that connection's writes; a
+// WAIT answered with fewer replicas fails the step.
+func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) (any, error) {
+	keys := s.key(key)
+	if s.opts.WaitReplicas == 0 {
+		return script.Run(ctx, s.client, keys, args...).Result()
+	}
+	var node redis.Cmdable = s.client
+	if c, ok := s.client.(*redis.ClusterClient); ok {
+		var err error
+		if node, err = c.MasterForKey(ctx, keys[0]); err != nil {
+			return nil, err
+		}
+	}
+	reply, err := s.replicated(ctx, node, script.EvalSha, keys, args)
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		reply, err = s.replicated(ctx, node, script.Eval, keys, args)
+	}
+	return reply, err
+}
+
+// replicated sends a script with send, then WAIT, in one pipeline.
+func (s *Store) replicated(ctx context.Context, node redis.Cmdable, send func(context.Context, redis.Scripter, []string, ...any) *redis.Cmd, keys []string, args []any) (any, error) {
+	pipe := node.Pipeline()
+	cmd := send(ctx, pipe, keys, args...)
+	// go-redis's pipelines have WAIT as a method, though not in the
+	// Pipeliner interface.
+	wait := pipe.(interface {
+		Wait(context.Context, int, time.Duration) *redis.IntCmd
+	}).Wait(ctx, s.opts.WaitReplicas, s.opts.WaitTimeout)
+	_, _ = pipe.Exec(ctx) // each command's own error is read below
+	reply, err := cmd.Result()
+	if err != nil {
+		return nil, err
+	}
+	n, err := wait.Result()
+	if err != nil {
+		return nil, err
+	}
+	if int(n) < s.opts.WaitReplicas {
+		return nil, fmt.Errorf("%w: WAIT answered %d of %d within %v", errNotReplicated, n, s.opts.WaitReplicas, s.opts.WaitTimeout)
+	}
+	return reply, nil
 }
