@@ -12,8 +12,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,7 +68,8 @@ func main() {
 		start := time.Now()
 		var total sim.Stats
 		var failures []sim.Result
-		excused := map[string][]uint64{}
+		excused := map[string][]uint64{} // a few seeds per limit
+		schedules := map[string]int{}    // how many schedules show it
 		for s := *first; s < *first+uint64(*seeds); s++ {
 			r := sim.Run(s, st, o)
 			total.Add(r.Stats)
@@ -76,8 +79,14 @@ func main() {
 					break
 				}
 			}
+			seen := map[string]bool{}
 			for _, v := range r.Violations {
-				if v.Limit != "" && len(excused[v.Limit]) < 5 && !contains(excused[v.Limit], s) {
+				if v.Limit == "" || seen[v.Limit] {
+					continue
+				}
+				seen[v.Limit] = true
+				schedules[v.Limit]++
+				if len(excused[v.Limit]) < 5 {
 					excused[v.Limit] = append(excused[v.Limit], s)
 				}
 			}
@@ -86,8 +95,8 @@ func main() {
 		fmt.Printf("%s: %d schedules in %v (%.0f a minute): %d invocations, %d effects, %d fenced takeovers, %d reruns after expiry, %d crashes, %d timeouts; violations: %d, within documented limits: %d\n",
 			st, total.Schedules, took.Round(time.Millisecond), float64(total.Schedules)/took.Minutes(),
 			total.Invocations, total.Effects, total.FencedTakeovers, total.RerunsAfterExpiry, total.Crashes, total.Timeouts, total.Violations, total.Excused)
-		for limit, seeds := range excused {
-			fmt.Printf("  documented limit %q, e.g. seeds %v\n", limit, seeds)
+		for _, limit := range slices.Sorted(maps.Keys(excused)) {
+			fmt.Printf("  documented limit %q: %d schedules, e.g. seeds %v\n", limit, schedules[limit], excused[limit])
 		}
 		for i, r := range failures {
 			if i == 3 {
@@ -122,13 +131,4 @@ func report(r sim.Result) {
 	if r.Failed() {
 		fmt.Printf("  replay: %s\n", r.Replay())
 	}
-}
-
-func contains(xs []uint64, x uint64) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
