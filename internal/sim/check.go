@@ -256,6 +256,11 @@ func (c *checker) wrote(inv *invocation, key string, before, after *recView, reg
 	if after.status != idempotency.StatusComplete {
 		return
 	}
+	if le := ks.lastEffect; le != nil && ts.owner.reconciled == le.n {
+		// A reconciled effect: the record that now stands for it is this
+		// one.
+		le.token = after.token
+	}
 	if cur := ks.complete; cur != nil && cur.token != after.token && now.Before(cur.expiry.Add(-c.tol())) {
 		c.violate(invReplay, cur.label, key, "the response stored under token %s was replaced by %s's before it expired at %s",
 			c.name(cur.token), c.name(after.token), c.w.at(cur.expiry))
@@ -282,17 +287,17 @@ func (c *checker) reverted(key string, now *recView, label string) {
 		ks.lostLabel = label
 	}
 	for tok, ts := range c.tokens {
-		if ts.rec == nil || ts.lost {
+		if ts.rec == nil || ts.lost || c.keyOf(ts) != key {
 			continue
 		}
-		if now != nil && now.token == tok {
+		switch {
+		case now != nil && now.token == tok:
 			ts.rec = now
-			continue
+		case tok == ks.holder:
+			// The key's record, gone: tokens it had taken over from
+			// lost their record before, not now.
+			ts.rec, ts.lost, ts.lostLabel = nil, true, label
 		}
-		if c.keyOf(ts) != key {
-			continue
-		}
-		ts.rec, ts.lost, ts.lostLabel = nil, true, label
 	}
 	if cur := ks.complete; cur != nil && (now == nil || now.status != idempotency.StatusComplete || now.token != cur.token) {
 		if label == "" && !cur.replayed {

@@ -54,7 +54,7 @@ func newDynamoWorld(mode Store, regions int) *dynamoWorld {
 		n = regions
 	}
 	for range n {
-		d.dbs = append(d.dbs, newDatabase())
+		d.dbs = append(d.dbs, newDatabase(recordsTable, effectsTable))
 	}
 	return d
 }

@@ -58,8 +58,14 @@ type database struct {
 	tables map[string]map[string]*ditem
 }
 
-func newDatabase() *database {
-	return &database{tables: map[string]map[string]*ditem{recordsTable: {}, effectsTable: {}}}
+// newDatabase returns a replica with the tables names, each keyed on the
+// S attribute "id".
+func newDatabase(names ...string) *database {
+	db := &database{tables: map[string]map[string]*ditem{}}
+	for _, n := range names {
+		db.tables[n] = map[string]*ditem{}
+	}
+	return db
 }
 
 // change is one item a request changed: what a checker is told of, and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -34,11 +33,6 @@ import (
 //     until the replica has it, or the timeout, which the store reports as
 //     an error.
 
-type redisRecord struct {
-	rec      idempotency.Record
-	expireAt time.Time // the server's TTL, on its (the simulated) clock
-}
-
 // replWrite is a write on its way to the replica.
 type replWrite struct {
 	key      string
@@ -50,14 +44,16 @@ type replWrite struct {
 
 type redisWorld struct {
 	w         *world
-	primary   map[string]*redisRecord
+	primary   *redisServer
 	replica   map[string]*redisRecord
+	caller    *invocation // whose script the primary runs
+	last      *replWrite  // the write it made
 	backlog   []*replWrite
 	failingTo time.Time // requests fail until then: a failover under way
 }
 
 func newRedisWorld() *redisWorld {
-	return &redisWorld{primary: map[string]*redisRecord{}, replica: map[string]*redisRecord{}}
+	return &redisWorld{replica: map[string]*redisRecord{}}
 }
 
 func (r *redisWorld) newStore(w *world, sb *sandbox) (idempotency.Store, error) {
@@ -66,6 +62,7 @@ func (r *redisWorld) newStore(w *world, sb *sandbox) (idempotency.Store, error) 
 
 func (r *redisWorld) start(w *world) {
 	r.w = w
+	r.newPrimary(map[string]*redisRecord{})
 	for _, o := range w.plan.outages {
 		w.s.at(epoch.Add(o.at), r.failover)
 	}
@@ -95,52 +92,38 @@ func (r *redisWorld) failover() {
 		w.trace.log(nil, "the Redis primary fails over to its replica (%d writes lost, %v to recover)", len(r.backlog), took)
 	}
 	r.backlog = nil
-	r.primary = maps.Clone(r.replica)
+	r.newPrimary(maps.Clone(r.replica))
 	for key, label := range lost {
 		var now *recView
-		if x := r.primary[key]; x != nil && x.expireAt.After(w.s.now) {
+		if x := r.primary.data[key]; x != nil && x.expireAt.After(w.s.now) {
 			now = viewOf(&x.rec)
 		}
 		w.check.reverted(key, now, label)
 	}
 }
 
-// get returns key's record on the primary, expiring it as the server
-// does when its TTL has passed.
-func (r *redisWorld) get(key string) *redisRecord {
-	x := r.primary[key]
-	if x != nil && !x.expireAt.IsZero() && !x.expireAt.After(r.w.s.now) {
-		delete(r.primary, key)
-		r.w.check.deleted(key, viewOf(&x.rec))
-		return nil
+// newPrimary makes the primary's server on data: its writes go to the
+// checker and to the replica, its expiries to the checker.
+func (r *redisWorld) newPrimary(data map[string]*redisRecord) {
+	w := r.w
+	r.primary = &redisServer{data: data, now: func() time.Time { return w.s.now }}
+	r.primary.expired = func(key string, x *redisRecord) { w.check.deleted(key, viewOf(&x.rec)) }
+	r.primary.written = func(key string, before, after *redisRecord) {
+		var b, a *recView
+		if before != nil {
+			b = viewOf(&before.rec)
+		}
+		if after != nil {
+			a = viewOf(&after.rec)
+		}
+		w.check.wrote(r.caller, key, b, a, 0)
+		r.last = r.send(key, after)
 	}
-	return x
 }
 
-// write changes key on the primary and sends it to the replica.
-func (r *redisWorld) write(inv *invocation, key string, rec *idempotency.Record, writerNow time.Time) *replWrite {
+// send puts a write on its way to the replica, after the writes before it.
+func (r *redisWorld) send(key string, x *redisRecord) *replWrite {
 	w := r.w
-	before := r.get(key)
-	var x *redisRecord
-	if rec != nil {
-		x = &redisRecord{rec: stored(rec)}
-		if !rec.Expiry.IsZero() {
-			ttl := max(rec.Expiry.Sub(writerNow), 0) + time.Minute
-			x.expireAt = w.s.now.Add(ttl)
-		}
-		r.primary[key] = x
-	} else {
-		delete(r.primary, key)
-	}
-	var b *recView
-	if before != nil {
-		b = viewOf(&before.rec)
-	}
-	var a *recView
-	if x != nil {
-		a = viewOf(&x.rec)
-	}
-	w.check.wrote(inv, key, b, a, 0)
 	lag := time.Duration(100+w.s.rng.IntN(4900)) * time.Microsecond
 	if w.s.rng.IntN(50) == 0 {
 		lag = time.Duration(100+w.s.rng.IntN(2000)) * time.Millisecond
@@ -153,6 +136,14 @@ func (r *redisWorld) write(inv *invocation, key string, rec *idempotency.Record,
 	r.backlog = append(r.backlog, rw)
 	w.s.at(arrival, r.replicate)
 	return rw
+}
+
+// script runs op, one of the server's scripts, for inv at the primary,
+// and returns the write it made, if any.
+func (r *redisWorld) script(inv *invocation, op func()) *replWrite {
+	r.caller, r.last = inv, nil
+	op()
+	return r.last
 }
 
 // replicate applies, in order, the writes that have reached the replica
@@ -170,27 +161,6 @@ func (r *redisWorld) replicate() {
 	}
 }
 
-// stored is rec as the server keeps and returns it: the times at the
-// precision of their fields (record.go), UTC, and its own bytes.
-func stored(rec *idempotency.Record) idempotency.Record {
-	cp := *rec
-	at := func(t time.Time, unit time.Duration) time.Time {
-		if t.IsZero() {
-			return t
-		}
-		return t.Truncate(unit).UTC()
-	}
-	cp.Expiry = at(rec.Expiry, time.Second)
-	cp.LeaseEnd = at(rec.LeaseEnd, time.Millisecond)
-	cp.Deadline = at(rec.Deadline, time.Millisecond)
-	cp.CompletedAt = at(rec.CompletedAt, time.Millisecond)
-	cp.Response = slices.Clone(rec.Response)
-	if len(cp.Response) == 0 {
-		cp.Response = nil
-	}
-	return cp
-}
-
 // touch is what a read does under WAIT: it writes the record again as
 // it is, so that the WAIT after it returns only once the replica has
 // the record the reader is about to act on (replication is in order).
@@ -199,14 +169,7 @@ func (s *redisStore) touch(key string, x *redisRecord) *replWrite {
 	if s.r.w.cfg.redisWait == 0 {
 		return nil
 	}
-	r := s.r
-	rw := &replWrite{key: key, rec: x, arrival: r.w.s.now.Add(time.Duration(100+r.w.s.rng.IntN(4900)) * time.Microsecond)}
-	if n := len(r.backlog); n > 0 && rw.arrival.Before(r.backlog[n-1].arrival) {
-		rw.arrival = r.backlog[n-1].arrival
-	}
-	r.backlog = append(r.backlog, rw)
-	r.w.s.at(rw.arrival, r.replicate)
-	return rw
+	return s.r.send(key, x)
 }
 
 // redisStore is one sandbox's redisstore.Store, as the model sees it.
@@ -317,12 +280,14 @@ func (s *redisStore) Acquire(_ context.Context, rec *idempotency.Record, now tim
 	var existing *idempotency.Record
 	err := s.run("acquire", rec.Key, func() *replWrite {
 		existing = nil
-		if x := s.r.get(rec.Key); x != nil && x.rec.Live(now) {
-			cp := x.rec
-			existing = &cp
-			return s.touch(rec.Key, x)
+		var x *redisRecord
+		rw := s.r.script(s.sb.current, func() { x = s.r.primary.acquire(rec, now) })
+		if x == nil {
+			return rw
 		}
-		return s.r.write(s.sb.current, rec.Key, rec, now)
+		cp := x.rec
+		existing = &cp
+		return s.touch(rec.Key, x)
 	})
 	if err != nil {
 		return nil, err
@@ -333,71 +298,38 @@ func (s *redisStore) Acquire(_ context.Context, rec *idempotency.Record, now tim
 func (s *redisStore) Complete(_ context.Context, rec *idempotency.Record) error {
 	ok := false
 	err := s.run("complete", rec.Key, func() *replWrite {
-		x := s.r.get(rec.Key)
-		if ok = x != nil && x.rec.LeaseToken == rec.LeaseToken; !ok {
-			return nil
-		}
-		return s.r.write(s.sb.current, rec.Key, rec, s.sb.clock.now())
+		return s.r.script(s.sb.current, func() { ok = s.r.primary.complete(rec, s.sb.clock.now()) })
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("redisstore: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
-	}
-	return nil
+	return conditional("complete", rec.Key, ok, err)
 }
 
 func (s *redisStore) Release(_ context.Context, key, token string) error {
-	ok := true
+	ok := false
 	err := s.run("release", key, func() *replWrite {
-		x := s.r.get(key)
-		if x == nil {
-			ok = true
-			return nil
-		}
-		if ok = x.rec.LeaseToken == token; !ok {
-			return nil
-		}
-		return s.r.write(s.sb.current, key, nil, time.Time{})
+		return s.r.script(s.sb.current, func() { ok = s.r.primary.release(key, token) })
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("redisstore: release %q: %w", key, idempotency.ErrLeaseLost)
-	}
-	return nil
+	return conditional("release", key, ok, err)
 }
 
 func (s *redisStore) Reclaim(_ context.Context, rec *idempotency.Record, token string) error {
 	ok := false
 	err := s.run("reclaim", rec.Key, func() *replWrite {
-		x := s.r.get(rec.Key)
-		if ok = x != nil && x.rec.Status == idempotency.StatusUncertain && (x.rec.LeaseToken == token || x.rec.LeaseToken == rec.LeaseToken); !ok {
-			return nil
-		}
-		return s.r.write(s.sb.current, rec.Key, rec, s.sb.clock.now())
+		return s.r.script(s.sb.current, func() { ok = s.r.primary.reclaim(rec, token, s.sb.clock.now()) })
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("redisstore: reclaim %q: %w", rec.Key, idempotency.ErrLeaseLost)
-	}
-	return nil
+	return conditional("reclaim", rec.Key, ok, err)
 }
 
 func (s *redisStore) Get(_ context.Context, key string) (*idempotency.Record, error) {
 	var got *idempotency.Record
 	err := s.run("get", key, func() *replWrite {
 		got = nil
-		if x := s.r.get(key); x != nil {
-			cp := x.rec
-			got = &cp
-			return s.touch(key, x)
+		x := s.r.primary.get(key)
+		if x == nil {
+			return nil
 		}
-		return nil
+		cp := x.rec
+		got = &cp
+		return s.touch(key, x)
 	})
 	if err != nil {
 		return nil, err
@@ -406,4 +338,16 @@ func (s *redisStore) Get(_ context.Context, key string) (*idempotency.Record, er
 		return nil, fmt.Errorf("redisstore: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
 	return got, nil
+}
+
+// conditional is the answer of a script that writes when its condition
+// holds, as redisstore's conditional gives it.
+func conditional(op, key string, ok bool, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("redisstore: %s %q: %w", op, key, idempotency.ErrLeaseLost)
+	}
+	return nil
 }

@@ -1,0 +1,419 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+)
+
+// The models checked against the real servers: the same operations,
+// drawn from seeds, run on the model and on moto, dynalite and Valkey,
+// through the real dynamo.Store and redisstore.Store, give the same
+// answers and leave the same records. What no server can show (global
+// tables, TTL's lag, a failover) follows AWS's and Redis's documentation,
+// cited where it is modelled (global.go, dynamo_model.go,
+// redis_model.go).
+
+// differentialSeeds is how many operation sequences each server runs.
+const differentialSeeds = 8
+
+// op is one operation of a sequence: what it did, as a line to compare.
+type op func(ctx context.Context, s idempotency.Store) string
+
+// operations draws a sequence of store operations on a few keys and
+// tokens, with times around base, so that records are live, expired and
+// taken over. staged adds commits of staged writes (an Invoker store).
+func operations(seed uint64, base time.Time, staged bool) []op {
+	keys := keysOfSeed(seed)
+	r := rand.New(rand.NewPCG(seed, 0xd1ff))
+	at := func() time.Time { return base.Add(time.Duration(r.IntN(12000)-6000) * time.Millisecond) }
+	key := func() string { return keys[r.IntN(len(keys))] }
+	token := func() string { return fmt.Sprintf("t%d", r.IntN(4)) }
+	record := func(status idempotency.Status) *idempotency.Record {
+		rec := &idempotency.Record{Key: key(), Status: status, LeaseToken: token(), Expiry: at()}
+		switch status {
+		case idempotency.StatusInProgress:
+			if r.IntN(5) > 0 {
+				rec.LeaseEnd = at()
+			}
+			if r.IntN(4) == 0 {
+				rec.Deadline = at()
+			}
+		case idempotency.StatusComplete:
+			rec.Response = fmt.Appendf(nil, `{"n":%d}`, r.IntN(100))
+			rec.CompletedAt = at()
+			rec.ResponseOmitted = r.IntN(10) == 0
+		}
+		if r.IntN(2) == 0 {
+			rec.PayloadHash = fmt.Sprintf("h%d", r.IntN(2))
+		}
+		return rec
+	}
+	var ops []op
+	for range 40 {
+		switch x := r.IntN(12); {
+		case x < 4:
+			rec, now := record(idempotency.StatusInProgress), at()
+			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
+				existing, err := s.Acquire(ctx, rec, now)
+				return fmt.Sprintf("Acquire %s %s: %s %s", rec.Key, rec.LeaseToken, describeRecord(existing), errClass(err))
+			})
+		case x < 6:
+			rec := record(idempotency.StatusComplete)
+			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
+				return fmt.Sprintf("Complete %s %s: %s", rec.Key, rec.LeaseToken, errClass(s.Complete(ctx, rec)))
+			})
+		case x < 7:
+			rec := record(idempotency.StatusUncertain)
+			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
+				return fmt.Sprintf("Complete(UNCERTAIN) %s %s: %s", rec.Key, rec.LeaseToken, errClass(s.Complete(ctx, rec)))
+			})
+		case x < 8:
+			k, tok := key(), token()
+			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
+				return fmt.Sprintf("Release %s %s: %s", k, tok, errClass(s.Release(ctx, k, tok)))
+			})
+		case x < 9:
+			rec, read := record(idempotency.StatusUncertain), token()
+			rec.LeaseEnd = at()
+			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
+				u, ok := s.(idempotency.UncertainStore)
+				if !ok {
+					return "no Reclaim"
+				}
+				return fmt.Sprintf("Reclaim %s %s over %s: %s", rec.Key, rec.LeaseToken, read, errClass(u.Reclaim(ctx, rec, read)))
+			})
+		case x < 10 && staged:
+			rec := record(idempotency.StatusComplete)
+			effect := fmt.Sprintf("e%d", r.IntN(1000))
+			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
+				ds := s.(*dynamo.Store)
+				ctx = ds.NewInvocation(ctx)
+				if err := dynamo.Stage(ctx, types.TransactWriteItem{Put: &types.Put{
+					TableName: aws.String(effectsTableOf(ctx)),
+					Item:      map[string]types.AttributeValue{keyAttr: &types.AttributeValueMemberS{Value: effect}},
+				}}); err != nil {
+					return "Stage: " + errClass(err)
+				}
+				return fmt.Sprintf("Complete with a staged write %s %s: %s", rec.Key, rec.LeaseToken, errClass(s.Complete(ctx, rec)))
+			})
+		default:
+			k := key()
+			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
+				got, err := s.Get(ctx, k)
+				return fmt.Sprintf("Get %s: %s %s", k, describeRecord(got), errClass(err))
+			})
+		}
+	}
+	return ops
+}
+
+// keysOfSeed are the keys a sequence works on: its own, so that the
+// sequences can share a table.
+func keysOfSeed(seed uint64) []string {
+	return []string{fmt.Sprintf("diff%d#0", seed), fmt.Sprintf("diff%d#1", seed), fmt.Sprintf("diff%d#2", seed)}
+}
+
+// effectsTableKey carries the name of the staged writes' table.
+type effectsTableKey struct{}
+
+func effectsTableOf(ctx context.Context) string { return ctx.Value(effectsTableKey{}).(string) }
+
+func describeRecord(r *idempotency.Record) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("{%s %s exp=%d lease=%d deadline=%d resp=%q omitted=%v hash=%s done=%d}", r.Status, r.LeaseToken,
+		unix(r.Expiry, time.Second), unix(r.LeaseEnd, time.Millisecond), unix(r.Deadline, time.Millisecond),
+		r.Response, r.ResponseOmitted, r.PayloadHash, unix(r.CompletedAt, time.Millisecond))
+}
+
+func unix(t time.Time, unit time.Duration) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano() / int64(unit)
+}
+
+// errClass is what an answer means to the middleware.
+func errClass(err error) string {
+	var commit *idempotency.CommitError
+	var corrupted *idempotency.CorruptedRecordError
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &commit):
+		return "commit " + commit.State.String()
+	case errors.As(err, &corrupted):
+		return "corrupted"
+	case errors.Is(err, idempotency.ErrLeaseLost):
+		return "lease lost"
+	case errors.Is(err, idempotency.ErrRecordNotFound):
+		return "not found"
+	case errors.Is(err, idempotency.ErrRecordTooLarge):
+		return "too large"
+	}
+	return "error: " + err.Error()
+}
+
+// modelClient is the DynamoDB model as a dynamo.Client, with no world
+// around it: each request applied at once, at the real time.
+type modelClient struct{ db *database }
+
+func (c *modelClient) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if _, err := c.db.putItem(in, time.Now()); err != nil {
+		return nil, sdkError("PutItem", err)
+	}
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (c *modelClient) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	if _, err := c.db.deleteItem(in, time.Now()); err != nil {
+		return nil, sdkError("DeleteItem", err)
+	}
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+func (c *modelClient) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	out, err := c.db.getItem(in)
+	if err != nil {
+		return nil, sdkError("GetItem", err)
+	}
+	return out, nil
+}
+
+func (c *modelClient) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	if _, err := c.db.transactWriteItems(in, time.Now()); err != nil {
+		return nil, sdkError("TransactWriteItems", err)
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+func sdkError(op string, err error) error {
+	return &smithy.OperationError{ServiceID: "DynamoDB", OperationName: op, Err: serverError(err, 400)}
+}
+
+// createTable makes a table keyed on the S attribute id on client.
+func createTable(t *testing.T, client *dynamodb.Client, name string) {
+	t.Helper()
+	ctx := t.Context()
+	_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(keyAttr), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(keyAttr), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 50 * time.Millisecond })
+	if err := waiter.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
+}
+
+// TestDynamoModelAgainstServers runs each sequence on dynamo.Store over
+// the model and over moto (with transactions) and dynalite (which has
+// none, and does not return the item of a failed condition: the store
+// reads it back, and must answer the same).
+func TestDynamoModelAgainstServers(t *testing.T) {
+	for _, srv := range []struct {
+		name, env string
+		staged    bool
+	}{{"moto", testenv.MotoEnv, true}, {"dynalite", testenv.DynaliteEnv, false}} {
+		t.Run(srv.name, func(t *testing.T) {
+			client := testenv.DynamoDB(t, srv.env)
+			records := fmt.Sprintf("diff-%s-%d", srv.name, time.Now().UnixNano())
+			effects := records + "-effects"
+			createTable(t, client, records)
+			createTable(t, client, effects)
+			real, err := dynamo.New(client, func(o *dynamo.Options) { o.TableName = records })
+			if err != nil {
+				t.Fatal(err)
+			}
+			model, err := dynamo.New(&modelClient{db: newDatabase(records, effects)}, func(o *dynamo.Options) { o.TableName = records })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seed := uint64(1); seed <= differentialSeeds; seed++ {
+				ctx := context.WithValue(t.Context(), effectsTableKey{}, effects)
+				compare(t, seed, operations(seed, time.Now().Truncate(time.Second), srv.staged), ctx, model, real)
+			}
+		})
+	}
+}
+
+// TestRedisModelAgainstValkey runs each sequence on the Redis model's
+// scripts and on redisstore.Store on Valkey.
+func TestRedisModelAgainstValkey(t *testing.T) {
+	addr := os.Getenv("TEST_VALKEY_ADDR")
+	if addr == "" {
+		testenv.Unavailable(t, "TEST_VALKEY_ADDR is not set: no Valkey server")
+	}
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { client.Close() })
+	for seed := uint64(1); seed <= differentialSeeds; seed++ {
+		real, err := redisstore.New(client, func(o *redisstore.Options) {
+			o.KeyPrefix = fmt.Sprintf("diff:%d:%d:", seed, time.Now().UnixNano())
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := &modelRedis{srv: &redisServer{data: map[string]*redisRecord{}, now: time.Now}}
+		compare(t, seed, operations(seed, time.Now().Truncate(time.Second), false), t.Context(), model, real)
+	}
+}
+
+// compare runs ops on model and real, and fails on the first answer in
+// which they differ, or when they leave different records.
+func compare(t *testing.T, seed uint64, ops []op, ctx context.Context, model, real idempotency.Store) {
+	t.Helper()
+	var log []string
+	for i, o := range ops {
+		m, r := o(ctx, model), o(ctx, real)
+		log = append(log, r)
+		if m != r {
+			t.Fatalf("seed %d, operation %d: the model answered\n\t%s\nthe server\n\t%s\nafter\n\t%s", seed, i, m, r, strings.Join(log[:i], "\n\t"))
+		}
+	}
+	answers := map[string]int{}
+	for _, line := range log {
+		_, a, _ := strings.Cut(line, ": ")
+		answers[strings.Fields(a + " x")[0]]++
+	}
+	t.Logf("seed %d: %d operations agree; answers %v", seed, len(ops), answers)
+	for _, key := range keysOfSeed(seed) {
+		m, mErr := model.Get(ctx, key)
+		r, rErr := real.Get(ctx, key)
+		if describeRecord(m)+errClass(mErr) != describeRecord(r)+errClass(rErr) {
+			t.Fatalf("seed %d: %s is %s %s on the model, %s %s on the server", seed, key, describeRecord(m), errClass(mErr), describeRecord(r), errClass(rErr))
+		}
+	}
+}
+
+// modelRedis is the Redis model's scripts as an idempotency.Store, with
+// no world around it: what redisstore.Store does on one server.
+type modelRedis struct{ srv *redisServer }
+
+func (m *modelRedis) Acquire(_ context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if x := m.srv.acquire(rec, now); x != nil {
+		cp := x.rec
+		return &cp, nil
+	}
+	return nil, nil
+}
+
+func (m *modelRedis) Complete(_ context.Context, rec *idempotency.Record) error {
+	return conditional("complete", rec.Key, m.srv.complete(rec, time.Now()), nil)
+}
+
+func (m *modelRedis) Release(_ context.Context, key, token string) error {
+	return conditional("release", key, m.srv.release(key, token), nil)
+}
+
+func (m *modelRedis) Reclaim(_ context.Context, rec *idempotency.Record, token string) error {
+	return conditional("reclaim", rec.Key, m.srv.reclaim(rec, token, time.Now()), nil)
+}
+
+func (m *modelRedis) Get(_ context.Context, key string) (*idempotency.Record, error) {
+	x := m.srv.get(key)
+	if x == nil {
+		return nil, fmt.Errorf("get %q: %w", key, idempotency.ErrRecordNotFound)
+	}
+	cp := x.rec
+	return &cp, nil
+}
+
+// TestDynamoModelRawRequests: requests the store never sends in these
+// shapes, but whose answer the model must give as the servers do: the
+// item size limit, DynamoDB's refusal of an unused placeholder, and a
+// comparison with an attribute the item lacks.
+func TestDynamoModelRawRequests(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	puts := []struct {
+		name string
+		in   dynamodb.PutItemInput
+		// differs names a server known to answer otherwise than
+		// DynamoDB, whose answer the model gives.
+		differs string
+	}{
+		{name: "over 400 KB", in: dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"id": s("big"), "data": s(strings.Repeat("x", 410*1024))}}},
+		{name: "under 400 KB", in: dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"id": s("fits"), "data": s(strings.Repeat("x", 390*1024))}}},
+		{name: "an unused value", in: dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"id": s("a")},
+			ConditionExpression:       aws.String("attribute_not_exists(#id)"),
+			ExpressionAttributeNames:  map[string]string{"#id": "id"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":x": s("x")}},
+			// DynamoDB answers ValidationException "Value provided in
+			// ExpressionAttributeValues unused in expressions", as
+			// dynalite does; moto's PutItem does not check
+			// (github.com/getmoto/moto/issues/8474 for its Query).
+			differs: "moto"},
+		{name: "a new item", in: dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"id": s("b"), "e": n("10")},
+			ConditionExpression:      aws.String("attribute_not_exists(#id)"),
+			ExpressionAttributeNames: map[string]string{"#id": "id"}}},
+		{name: "not equal to a missing attribute", in: dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"id": s("b"), "e": n("10")},
+			ConditionExpression:       aws.String("#missing <> :v"),
+			ExpressionAttributeNames:  map[string]string{"#missing": "missing"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("v")}}},
+		{name: "a number compared", in: dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"id": s("b"), "e": n("20")},
+			ConditionExpression:       aws.String("#e <= :now OR #e > :later"),
+			ExpressionAttributeNames:  map[string]string{"#e": "e"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":now": n("9"), ":later": n("9.5")}}},
+		{name: "less than a missing attribute", in: dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"id": s("b")},
+			ConditionExpression:       aws.String("#missing < :v"),
+			ExpressionAttributeNames:  map[string]string{"#missing": "missing"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": n("1")}}},
+	}
+	for _, srv := range []struct{ name, env string }{{"moto", testenv.MotoEnv}, {"dynalite", testenv.DynaliteEnv}} {
+		t.Run(srv.name, func(t *testing.T) {
+			client := testenv.DynamoDB(t, srv.env)
+			table := fmt.Sprintf("raw-%s-%d", srv.name, time.Now().UnixNano())
+			createTable(t, client, table)
+			model := &modelClient{db: newDatabase(table)}
+			for _, p := range puts {
+				in := p.in
+				in.TableName = aws.String(table)
+				_, mErr := model.PutItem(t.Context(), &in)
+				_, rErr := client.PutItem(t.Context(), &in)
+				switch {
+				case p.differs == srv.name && code(mErr) == code(rErr):
+					t.Errorf("%s: %s now answers as DynamoDB does (%s): drop the exception", p.name, srv.name, code(rErr))
+				case p.differs != srv.name && code(mErr) != code(rErr):
+					t.Errorf("%s: the model answers %s, %s %s (%v)", p.name, code(mErr), srv.name, code(rErr), rErr)
+				}
+			}
+		})
+	}
+}
+
+// code is an answer's error code, or ok.
+func code(err error) string {
+	var api smithy.APIError
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &api):
+		return api.ErrorCode()
+	}
+	return err.Error()
+}
