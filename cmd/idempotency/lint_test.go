@@ -64,7 +64,7 @@ func TestLintTestdata(t *testing.T) {
 			r.want(t, wantStatus)
 		})
 	}
-	for _, rule := range []string{"visibility-timeout", "dead-letter-queue", "max-receive-count", "batch-item-failures", "dead-letter-alarm", "table-ttl", "table-access", "record-expiry", "key-path", "settings"} {
+	for _, rule := range []string{"visibility-timeout", "dead-letter-queue", "max-receive-count", "batch-item-failures", "dead-letter-alarm", "table-ttl", "global-table", "table-access", "record-expiry", "key-path", "settings"} {
 		if !rules[rule] {
 			t.Errorf("no template of testdata/lint breaks %s", rule)
 		}

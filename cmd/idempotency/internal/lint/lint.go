@@ -41,6 +41,9 @@ const (
 	// RuleTableTTL: an idempotency table without TTL on the expiry
 	// attribute.
 	RuleTableTTL = "table-ttl"
+	// RuleGlobalTable: an idempotency table that is a global table in
+	// multi-Region eventual consistency.
+	RuleGlobalTable = "global-table"
 	// RuleTableAccess: a function without exactly the access the store
 	// needs to its table.
 	RuleTableAccess = "table-access"

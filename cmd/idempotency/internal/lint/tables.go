@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -35,9 +36,27 @@ var policyTemplates = map[string][]string{
 	"DynamoDBStreamReadPolicy": nil,
 }
 
-// checkTable checks that the idempotency table id expires its records.
+// checkTable checks that the idempotency table id expires its records,
+// and, for a global table, that its Regions keep the guarantee.
 func (c *checker) checkTable(id string) {
-	ttl := c.t.Resource(id).Prop("TimeToLiveSpecification")
+	r := c.t.Resource(id)
+	if r.Type == "AWS::DynamoDB::GlobalTable" {
+		mode, _ := c.t.String(r.Prop("MultiRegionConsistency"))
+		if mode == "STRONG" {
+			// "Global tables configured for multi-Region strong
+			// consistency (MRSC) do not support configuring Time To
+			// Live (TTL) deletion" (V2globaltables_HowItWorks.html): the
+			// records stay, and the store ignores the expired ones.
+			return
+		}
+		if len(template.Items(r.Prop("Replicas"))) > 1 {
+			c.add(id, RuleGlobalTable,
+				"set MultiRegionConsistency: STRONG (three Regions: two replicas and a GlobalTableWitnesses entry, or three replicas; no TTL), or keep the records in a table of one Region; if only one Region ever writes it, set dynamo.Options.AcceptEventualGlobalTable in the function's code.",
+				"it is a global table in multi-Region eventual consistency (MultiRegionConsistency %s) with replicas in several Regions: each Region decides the store's conditional writes on its own replica, so a duplicate delivered in another Region before the record replicates runs the effect again. The DynamoDB store refuses such a table at its first invocation unless AcceptEventualGlobalTable is set (docs/multi-region.md).",
+				cmp.Or(mode, "EVENTUAL, the default"))
+		}
+	}
+	ttl := r.Prop("TimeToLiveSpecification")
 	attr, _ := c.t.String(template.Lookup(ttl, "AttributeName"))
 	enabled, _ := c.t.Bool(template.Lookup(ttl, "Enabled"))
 	if attr != ExpiryAttr || !enabled {
@@ -238,7 +257,7 @@ func (c *checker) resource(r *yaml.Node, g *grant) {
 	// arn:...:table/${IdempotencyTable}, ${IdempotencyTable.Arn}
 	for _, v := range subVariables(table) {
 		id, _, _ := strings.Cut(v, ".")
-		if r := c.t.Resource(id); r != nil && r.Type == "AWS::DynamoDB::Table" {
+		if r := c.t.Resource(id); r != nil && template.IsTable(r.Type) {
 			g.tables = append(g.tables, id)
 		}
 	}

@@ -170,12 +170,17 @@ func (f *Function) Idempotent() bool {
 }
 
 // Table returns the logical ID of the table the function names in
-// POWERTOOLS_IDEMPOTENCY_TABLE, or "" when it is not a table of the
-// template.
+// POWERTOOLS_IDEMPOTENCY_TABLE, or "" when it is not a table (an
+// AWS::DynamoDB::Table or AWS::DynamoDB::GlobalTable) of the template.
 func (f *Function) Table() string {
 	id, _ := f.t.Ref(f.Variable(TableEnv))
-	if r := f.t.Resource(id); r == nil || r.Type != "AWS::DynamoDB::Table" {
+	if r := f.t.Resource(id); r == nil || !IsTable(r.Type) {
 		return ""
 	}
 	return id
+}
+
+// IsTable reports whether a resource type is a DynamoDB table.
+func IsTable(typ string) bool {
+	return typ == "AWS::DynamoDB::Table" || typ == "AWS::DynamoDB::GlobalTable"
 }
