@@ -68,8 +68,9 @@ func main() {
 		start := time.Now()
 		var total sim.Stats
 		var failures []sim.Result
-		excused := map[string][]uint64{} // a few seeds per limit
-		schedules := map[string]int{}    // how many schedules show it
+		excused := map[string][]uint64{}      // a few seeds per limit
+		schedules := map[string]int{}         // how many schedules show it
+		broken := map[string]map[string]int{} // per limit, the schedules per invariant
 		for s := *first; s < *first+uint64(*seeds); s++ {
 			r := sim.Run(s, st, o)
 			total.Add(r.Stats)
@@ -81,6 +82,13 @@ func main() {
 			}
 			seen := map[string]bool{}
 			for _, v := range r.Violations {
+				if v.Limit != "" && !seen[v.Limit+v.Invariant] {
+					seen[v.Limit+v.Invariant] = true
+					if broken[v.Limit] == nil {
+						broken[v.Limit] = map[string]int{}
+					}
+					broken[v.Limit][v.Invariant]++
+				}
 				if v.Limit == "" || seen[v.Limit] {
 					continue
 				}
@@ -96,7 +104,7 @@ func main() {
 			st, total.Schedules, took.Round(time.Millisecond), float64(total.Schedules)/took.Minutes(),
 			total.Invocations, total.Effects, total.FencedTakeovers, total.RerunsAfterExpiry, total.Crashes, total.Timeouts, total.Violations, total.Excused)
 		for _, limit := range slices.Sorted(maps.Keys(excused)) {
-			fmt.Printf("  documented limit %q: %d schedules, e.g. seeds %v\n", limit, schedules[limit], excused[limit])
+			fmt.Printf("  documented limit %q: %d schedules (by invariant: %v), e.g. seeds %v\n", limit, schedules[limit], broken[limit], excused[limit])
 		}
 		for i, r := range failures {
 			if i == 3 {
