@@ -56,9 +56,10 @@ func (s *Store) NewInvocation(ctx context.Context) context.Context {
 // writes staged by a handler that then fails are dropped. It returns
 // [ErrNoTransactions] when the Store's client cannot send
 // transactions, or its table is a global table in multi-Region strong
-// consistency, which does not support them; an [*InvalidWriteError] for a malformed write, and a
-// [*TransactionLimitError] when the writes could not fit in one transaction
-// with the record. It is safe for concurrent use.
+// consistency, which does not support them; an [*InvalidWriteError] for
+// a malformed write, and a [*TransactionLimitError] when the writes could
+// not fit in one transaction with the record. It is safe for concurrent
+// use.
 func Stage(ctx context.Context, writes ...types.TransactWriteItem) error {
 	st, _ := ctx.Value(stagingKey{}).(*staging)
 	if st == nil {
