@@ -107,7 +107,9 @@
 // [ClientFromEnv] and [ClusterClientFromEnv] make a client for the URL in
 // REDIS_URL ([URLEnv]).
 //
-// A Store must be made with [New]. It is safe for concurrent use and starts
-// no goroutine; the client, its connection pool and its lifetime are the
+// A Store must be made with [New], which asks the server, with one
+// command, whether it is a node of a Redis Cluster, and refuses a client
+// of the wrong kind for it. It is safe for concurrent use and starts no
+// goroutine; the client, its connection pool and its lifetime are the
 // caller's.
 package redisstore

@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"fmt"
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -60,7 +59,9 @@ func ExampleClusterClientFromEnv() {
 }
 
 // Any go-redis client will do, with its own options: here Sentinel.
-// Options of the store are set by functions; New sends no command.
+// Options of the store are set by functions. New asks
+// the server whether it is a cluster node, and refuses a client of the
+// wrong kind with a *idempotency.ConfigError.
 func ExampleNew() {
 	client := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:    "orders",
@@ -70,6 +71,8 @@ func ExampleNew() {
 		o.KeyPrefix = "orders:idempotency:"
 		o.MaxRecordSize = 64 << 10
 	})
-	fmt.Println(store != nil, err)
-	// Output: true <nil>
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(idempotency.Wrap(store, fulfil, idempotency.WithEventKey("order_id")))
 }

@@ -19,18 +19,21 @@ func configError(t *testing.T, err error, name string) {
 }
 
 func TestNew(t *testing.T) {
-	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
-	defer client.Close()
-	s, err := New(client)
+	live := servers[0].client(t)
+	s, err := New(live)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.opts.KeyPrefix != "idempotency:" || s.opts.MaxRecordSize != DefaultMaxRecordSize || s.opts.ScanCount != 100 {
 		t.Errorf("defaults = %+v", s.opts)
 	}
-	if s, err := New(client, func(o *Options) { o.KeyPrefix = "" }); err != nil || s.opts.KeyPrefix != "" {
+	if s, err := New(live, func(o *Options) { o.KeyPrefix = "" }); err != nil || s.opts.KeyPrefix != "" {
 		t.Errorf("an empty prefix: %+v, %v; want it kept", s, err)
 	}
+	// A bad option is refused before any command: this client is never
+	// dialled.
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer client.Close()
 	_, err = New(nil)
 	configError(t, err, "redisstore.New client")
 	for _, n := range []int{0, -1} {

@@ -124,13 +124,12 @@ func TestRecordSizeLimit(t *testing.T) {
 		len("invocation_deadline") + len("-5") + len("lease_token") + len("tok") +
 		len("data") + len("{}") + len("completed_at") + len("1700000000123")
 	now := time.Unix(1600000000, 0)
-	client := redis.NewClient(&redis.Options{}) // record sends nothing
-	defer client.Close()
 	for _, limit := range []int{want, want - 1} {
-		s, err := New(client, func(o *Options) { o.KeyPrefix, o.MaxRecordSize = "p:", limit })
+		o, err := options([]func(*Options){func(o *Options) { o.KeyPrefix, o.MaxRecordSize = "p:", limit }})
 		if err != nil {
 			t.Fatal(err)
 		}
+		s := &Store{opts: o} // record sends nothing
 		_, err = s.record("complete", rec, now, "lead")
 		if tooLarge := errors.Is(err, idempotency.ErrRecordTooLarge); tooLarge != (limit < want) {
 			t.Errorf("a record of %d bytes, limit %d: %v", want, limit, err)
