@@ -85,6 +85,20 @@
 // record; a retried Release finds nothing to delete; a retried Reclaim
 // finds its own new token.
 //
+// # Deadlines
+//
+// Each command ends 500 ms before the deadline of the context it is given,
+// the invocation's: a server that does not answer by then (hung, stopped,
+// cut off) gives an error while the invocation can still answer, which
+// the middleware returns as a [*idempotency.PersistenceError], rather than
+// holding the invocation until Lambda ends it as timed out. go-redis ends
+// a command with its context only when the client's ContextTimeoutEnabled
+// is on, as [ClientFromEnv] and [ClusterClientFromEnv] set it; otherwise
+// its ReadTimeout and WriteTimeout (5 s by default) bound each attempt.
+// The middleware's writes after the handler (Complete, Release) are given
+// a context without a deadline, so that the handler's effect is recorded
+// even when its context ends: only go-redis's timeouts bound them.
+//
 // # Errors
 //
 // A failed token condition gives [idempotency.ErrLeaseLost]; a record over

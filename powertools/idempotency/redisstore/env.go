@@ -22,14 +22,19 @@ const URLEnv = "REDIS_URL"
 
 // ClientFromEnv returns a client for the standalone server, or the
 // primary endpoint of a replication group, named by REDIS_URL, as
-// [redis.ParseURL] reads it. An unset or invalid REDIS_URL gives a
-// [*idempotency.ConfigError] naming it, which does not repeat the URL: it
-// may hold a password. No command is sent.
+// [redis.ParseURL] reads it, with ContextTimeoutEnabled on: each command
+// ends when its context does, so that a hung server cannot hold an
+// invocation past the time [Store] keeps to answer (docs/redis.md). An
+// unset or invalid REDIS_URL gives a [*idempotency.ConfigError] naming it,
+// which does not repeat the URL: it may hold a password. No command is
+// sent; [New] finds out whether the server is a cluster node, for which
+// this is the wrong client.
 func ClientFromEnv() (*redis.Client, error) {
 	opt, err := parseEnv(redis.ParseURL)
 	if err != nil {
 		return nil, err
 	}
+	opt.ContextTimeoutEnabled = true
 	return redis.NewClient(opt), nil
 }
 
@@ -37,16 +42,18 @@ func ClientFromEnv() (*redis.Client, error) {
 // with cluster mode on, ElastiCache Serverless, MemoryDB) whose
 // configuration endpoint, or any node, REDIS_URL names, as
 // [redis.ParseClusterURL] reads it: more nodes to start from may follow as
-// addr=host:port parameters. Errors are those of [ClientFromEnv]. No
-// command is sent: the client learns the cluster's layout on first use.
+// addr=host:port parameters, with ContextTimeoutEnabled on, as
+// [ClientFromEnv]. Errors are those of ClientFromEnv. No command is sent:
+// the client learns the cluster's layout on first use, [New]'s.
 //
 // For Sentinel, parse REDIS_URL with [redis.ParseFailoverURL] and make the
-// client with [redis.NewFailoverClient].
+// client with [redis.NewFailoverClient], with ContextTimeoutEnabled.
 func ClusterClientFromEnv() (*redis.ClusterClient, error) {
 	opt, err := parseEnv(redis.ParseClusterURL)
 	if err != nil {
 		return nil, err
 	}
+	opt.ContextTimeoutEnabled = true
 	return redis.NewClusterClient(opt), nil
 }
 

@@ -58,14 +58,16 @@ func ExampleClusterClientFromEnv() {
 	lambda.Start(idempotency.Wrap(store, fulfil, idempotency.WithEventKey("order_id")))
 }
 
-// Any go-redis client will do, with its own options: here Sentinel.
-// Options of the store are set by functions. New asks
+// Any go-redis client will do, with its own options: here Sentinel, with
+// ContextTimeoutEnabled so that a hung server cannot hold an invocation
+// past its deadline. Options of the store are set by functions. New asks
 // the server whether it is a cluster node, and refuses a client of the
 // wrong kind with a *idempotency.ConfigError.
 func ExampleNew() {
 	client := redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName:    "orders",
-		SentinelAddrs: []string{"sentinel-1:26379", "sentinel-2:26379", "sentinel-3:26379"},
+		MasterName:            "orders",
+		SentinelAddrs:         []string{"sentinel-1:26379", "sentinel-2:26379", "sentinel-3:26379"},
+		ContextTimeoutEnabled: true,
 	})
 	store, err := redisstore.New(client, func(o *redisstore.Options) {
 		o.KeyPrefix = "orders:idempotency:"

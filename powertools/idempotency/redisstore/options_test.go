@@ -52,8 +52,8 @@ func TestClientFromEnv(t *testing.T) {
 	}
 	defer c.Close()
 	o := c.Options()
-	if o.Addr != "primary.example:6380" || o.Username != "app" || o.Password != "s3cret" || o.DB != 2 || o.TLSConfig == nil || o.MaxRetries != 5 {
-		t.Errorf("options = addr %q user %q db %d tls %v retries %d", o.Addr, o.Username, o.DB, o.TLSConfig != nil, o.MaxRetries)
+	if o.Addr != "primary.example:6380" || o.Username != "app" || o.Password != "s3cret" || o.DB != 2 || o.TLSConfig == nil || o.MaxRetries != 5 || !o.ContextTimeoutEnabled {
+		t.Errorf("options = addr %q user %q db %d tls %v retries %d context timeout %v", o.Addr, o.Username, o.DB, o.TLSConfig != nil, o.MaxRetries, o.ContextTimeoutEnabled)
 	}
 
 	t.Setenv(URLEnv, "rediss://app:s3cret@cluster.example:6379?addr=node2.example:6379")
@@ -62,8 +62,8 @@ func TestClientFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	if co := cc.Options(); !slices.Equal(co.Addrs, []string{"cluster.example:6379", "node2.example:6379"}) || co.TLSConfig == nil || co.Password != "s3cret" {
-		t.Errorf("cluster options = addrs %v tls %v", co.Addrs, co.TLSConfig != nil)
+	if co := cc.Options(); !slices.Equal(co.Addrs, []string{"cluster.example:6379", "node2.example:6379"}) || co.TLSConfig == nil || co.Password != "s3cret" || !co.ContextTimeoutEnabled {
+		t.Errorf("cluster options = addrs %v tls %v context timeout %v", co.Addrs, co.TLSConfig != nil, co.ContextTimeoutEnabled)
 	}
 
 	for _, bad := range []string{"", "http://primary.example", "redis://app:s3cret@primary.example:port", "redis://app:s3cret@primary.example/2?no_such_option=1"} {

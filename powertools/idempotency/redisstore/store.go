@@ -99,7 +99,7 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	if s.opts.WaitReplicas > 0 {
 		script = acquireReplicatedScript
 	}
-	reply, err := s.run(ctx, script, rec.Key, args...)
+	reply, err := s.eval(ctx, script, rec.Key, args)
 	if err != nil {
 		return nil, requestError("acquire", rec.Key, err)
 	}
@@ -150,18 +150,29 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 // conditional runs one of the scripts that answer 1 when their condition
 // held and 0 when it did not.
 func (s *Store) conditional(ctx context.Context, op, key string, script *redis.Script, args []any) error {
-	reply, err := s.run(ctx, script, key, args...)
-	n, ok := reply.(int64)
-	if err == nil && !ok {
-		err = fmt.Errorf("the script answered %T, want an integer", reply)
-	}
-	switch {
-	case err != nil:
+	reply, err := s.eval(ctx, script, key, args)
+	if err != nil {
 		return requestError(op, key, err)
+	}
+	switch n, ok := reply.(int64); {
+	case !ok:
+		return fmt.Errorf("redisstore: %s %q: the script answered %T, want an integer", op, key, reply)
 	case n == 0:
 		return fmt.Errorf("redisstore: %s %q: %w", op, key, idempotency.ErrLeaseLost)
 	}
 	return nil
+}
+
+// eval runs script on the record key, within the invocation's deadline
+// less the time kept to answer (bound).
+func (s *Store) eval(ctx context.Context, script *redis.Script, key string, args []any) (any, error) {
+	bounded, cancel := bound(ctx)
+	defer cancel()
+	reply, err := s.run(bounded, script, key, args...)
+	if err != nil {
+		return nil, boundError(ctx, bounded, err)
+	}
+	return reply, nil
 }
 
 // Get reads the record key, with one script run on the primary. It
@@ -175,12 +186,11 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	if s.opts.WaitReplicas > 0 {
 		script = getReplicatedScript
 	}
-	got, err := s.run(ctx, script, key)
+	reply, err := s.eval(ctx, script, key, nil)
 	if err != nil {
 		return nil, requestError("get", key, err)
 	}
-	reply, _ := got.([]any)
-	if len(reply) == 0 {
+	if arr, ok := reply.([]any); ok && len(arr) == 0 {
 		return nil, fmt.Errorf("redisstore: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
 	return s.decodeReply("get", key, reply)
