@@ -11,14 +11,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
 )
 
 // TestStoreFromEnv checks which store each IDEMPOTENCY_STORE makes, and
-// that each refuses to start without its own variable. No store sends a
-// request when it is made, so no server is needed.
+// that each refuses to start without its own variable. The Redis store
+// asks its server, when it is made, whether it is a cluster node: its
+// cases run on the test servers ({valkey}, {cluster} in REDIS_URL), and
+// the DynamoDB store sends nothing.
 func TestStoreFromEnv(t *testing.T) {
 	tests := []struct {
 		name string
@@ -31,9 +34,10 @@ func TestStoreFromEnv(t *testing.T) {
 		{"dynamodb", map[string]string{"IDEMPOTENCY_STORE": "dynamodb", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), ""},
 		{"dynamodb without a table", map[string]string{"IDEMPOTENCY_STORE": "dynamodb"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
 		{"REDIS_URL alone chooses nothing", map[string]string{"REDIS_URL": "redis://127.0.0.1:6379"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
-		{"redis", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "rediss://user:secret@127.0.0.1:6379/2"}, (*redisstore.Store)(nil), ""},
+		{"redis", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{valkey}/2"}, (*redisstore.Store)(nil), ""},
+		{"redis on a cluster", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{cluster}"}, nil, "ClusterClientFromEnv"},
 		{"redis without REDIS_URL", map[string]string{"IDEMPOTENCY_STORE": "redis", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, nil, "REDIS_URL"},
-		{"redis-cluster", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "rediss://127.0.0.1:6379?addr=127.0.0.1:6380"}, (*redisstore.Store)(nil), ""},
+		{"redis-cluster", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "redis://{cluster}"}, (*redisstore.Store)(nil), ""},
 		{"redis-cluster with a bad URL", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "http://secret@127.0.0.1"}, nil, "REDIS_URL"},
 		{"unknown", map[string]string{"IDEMPOTENCY_STORE": "memcached"}, nil, `IDEMPOTENCY_STORE="memcached"`},
 	}
@@ -41,6 +45,12 @@ func TestStoreFromEnv(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, name := range []string{"IDEMPOTENCY_STORE", "POWERTOOLS_IDEMPOTENCY_TABLE", "REDIS_URL"} {
 				t.Setenv(name, tt.env[name])
+			}
+			if u := tt.env["REDIS_URL"]; strings.Contains(u, "{valkey}") {
+				t.Setenv("REDIS_URL", strings.ReplaceAll(u, "{valkey}", testenv.Endpoint(t, "TEST_VALKEY_ADDR")))
+			} else if strings.Contains(u, "{cluster}") {
+				node, _, _ := strings.Cut(testenv.Endpoint(t, "TEST_VALKEY_CLUSTER_ADDRS"), ",")
+				t.Setenv("REDIS_URL", strings.ReplaceAll(u, "{cluster}", node))
 			}
 			t.Setenv("AWS_REGION", "us-east-1")
 			store, err := storeFromEnv(context.Background())
