@@ -89,12 +89,14 @@ func TestStoreFromEnvConfigError(t *testing.T) {
 
 // TestResponsesFromEnv checks that IDEMPOTENCY_RESPONSES_* wrap the store,
 // that none of them leaves it as it is, and that a bad value stops the
-// cold start. No request is sent.
+// cold start. responsestore.New checks the key and the bucket with a
+// request each, so they are moto's.
 func TestResponsesFromEnv(t *testing.T) {
 	inner, err := dynamo.New(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), func(o *dynamo.Options) { o.TableName = "t" })
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := newResponses(t, testenv.Endpoint(t, testenv.MotoEnv))
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -102,10 +104,11 @@ func TestResponsesFromEnv(t *testing.T) {
 		wantErr string // in the error's message; "": no error
 	}{
 		{"none", nil, false, ""},
-		{"key", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": "alias/payments-responses"}, true, ""},
-		{"bucket", map[string]string{"IDEMPOTENCY_RESPONSES_BUCKET": "payments-responses"}, true, ""},
+		{"key", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias}, true, ""},
+		{"bucket", map[string]string{"IDEMPOTENCY_RESPONSES_BUCKET": r.bucket}, true, ""},
 		{"gzip", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4096"}, true, ""},
-		{"all", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": "k", "IDEMPOTENCY_RESPONSES_BUCKET": "b", "IDEMPOTENCY_RESPONSES_GZIP_MIN": "0"}, true, ""},
+		{"all", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias, "IDEMPOTENCY_RESPONSES_BUCKET": r.bucket, "IDEMPOTENCY_RESPONSES_GZIP_MIN": "0"}, true, ""},
+		{"key not in KMS", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias + "-missing"}, false, "responsestore.WithKMS"},
 		{"gzip not a size", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4k"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN"},
 		{"gzip negative", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "-1"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN"},
 	}
@@ -113,6 +116,10 @@ func TestResponsesFromEnv(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("AWS_REGION", "us-east-1")
 			t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "payments")
+			for _, kv := range r.env() {
+				name, v, _ := strings.Cut(kv, "=")
+				t.Setenv(name, v)
+			}
 			for _, name := range []string{responsesKeyEnv, responsesBucketEnv, responsesGzipMinEnv} {
 				t.Setenv(name, "")
 			}

@@ -34,13 +34,15 @@ func TestCrashAfterObjectBeforeComplete(t *testing.T) {
 	r := newResponses(t, c.moto)
 	c.env = r.env()
 	order := offloadedOrder()
-	// The invocation's one S3 request is the PutObject of its response:
-	// moto stores the object, and the function dies before the answer.
-	r.s3Proxy.Set(faultproxy.Rule{Fault: faultproxy.ReplyLost, Times: 1, Then: c.kill})
+	// The process's first S3 request is the cold start's check of the
+	// bucket (a GetObject); the invocation's one is the PutObject of its
+	// response: moto stores the object, and the function dies before the
+	// answer.
+	r.s3Proxy.Set(faultproxy.Rule{Fault: faultproxy.ReplyLost, Skip: 1, Times: 1, Then: c.kill})
 	c.crash(order)
 	r.s3Proxy.Set()
-	if got, want := r.requests(), (requestCounts{S3: 1, GenerateDataKey: 1}); got != want {
-		t.Errorf("killed invocation: requests %+v, want %+v", got, want)
+	if got, want := r.requests(), (requestCounts{S3: 1 + 1, GenerateDataKey: 1}); got != want {
+		t.Errorf("killed invocation: requests %+v, want %+v (with the cold start's check)", got, want)
 	}
 	if n := len(r.objects()); n != 1 {
 		t.Fatalf("after the crash the bucket holds %d objects, want the one written", n)
@@ -58,8 +60,8 @@ func TestCrashAfterObjectBeforeComplete(t *testing.T) {
 	}
 	c.wantRequests(2)
 	wantOneCharge(t, c, resp)
-	if got, want := r.requests(), (requestCounts{S3: 1, GenerateDataKey: 1}); got != want {
-		t.Errorf("retry: requests %+v, want %+v (the retry's PutObject, in a new process)", got, want)
+	if got, want := r.requests(), (requestCounts{S3: 1 + 1, GenerateDataKey: 1}); got != want {
+		t.Errorf("retry: requests %+v, want %+v (the retry's PutObject, in a new process, after its cold start's check)", got, want)
 	}
 	if n := len(r.objects()); n != 2 {
 		t.Errorf("the bucket holds %d objects, want 2: the orphan and the retry's", n)
@@ -87,8 +89,8 @@ func TestCrashAfterComplete(t *testing.T) {
 	c.db.Set(faultproxy.Rule{Fault: faultproxy.ReplyLost, Op: "PutItem", BodyContains: `"ConditionExpression":"#token = :token"`, Times: 1, Then: c.kill})
 	c.crash(order)
 	c.db.Set()
-	if got, want := r.requests(), (requestCounts{S3: 1, GenerateDataKey: 1}); got != want {
-		t.Errorf("killed invocation: requests %+v, want %+v", got, want)
+	if got, want := r.requests(), (requestCounts{S3: 1 + 1, GenerateDataKey: 1}); got != want {
+		t.Errorf("killed invocation: requests %+v, want %+v (with the cold start's check)", got, want)
 	}
 
 	resp, conflicts, _ := c.retry(order)
@@ -96,8 +98,8 @@ func TestCrashAfterComplete(t *testing.T) {
 		t.Errorf("retry met %d 409s, want none: the record was complete", conflicts)
 	}
 	sameResponse(t, stored(t, r, c), resp)
-	if got, want := r.requests(), (requestCounts{S3: 1, Decrypt: 1}); got != want {
-		t.Errorf("replay: requests %+v, want %+v", got, want)
+	if got, want := r.requests(), (requestCounts{S3: 1 + 1, GenerateDataKey: 1, Decrypt: 1}); got != want {
+		t.Errorf("replay: requests %+v, want %+v (with the cold start's checks)", got, want)
 	}
 	c.wantRequests(1)
 	wantOneCharge(t, c, resp)

@@ -62,7 +62,8 @@ func TestCorrupted(t *testing.T) {
 		read    func(w *corruptWorld) []responsestore.Option // the reader's; nil: the writer's
 		resp    []byte
 		change  func(t *testing.T, w *corruptWorld)
-		corrupt bool // false: an error that may pass, not corruption
+		fail    func(w *corruptWorld) // after the reader is made, whose New checks KMS and S3
+		corrupt bool                  // false: an error that may pass, not corruption
 	}{
 		{name: "version", resp: large, write: gzipOpts, change: func(t *testing.T, w *corruptWorld) {
 			w.setResponse(t, func(b []byte) []byte { b[4] = 2; return b })
@@ -122,11 +123,13 @@ func TestCorrupted(t *testing.T) {
 		{name: "kms-data-key-changed", resp: []byte(`{"ok":1}`), write: kmsOpts("key-1"), change: func(t *testing.T, w *corruptWorld) {
 			w.setResponse(t, flip(12)) // inside the encrypted data key
 		}, corrupt: true},
-		{name: "kms-other-key-id", resp: large, write: kmsOpts("key-1"), read: kmsOpts("key-2"), corrupt: true},
-		{name: "kms-unreachable", resp: large, write: kmsOpts("key-1"), change: func(t *testing.T, w *corruptWorld) {
+		{name: "kms-other-key-id", resp: large, write: kmsOpts("key-1"), read: func(*corruptWorld) []responsestore.Option {
+			return []responsestore.Option{responsestore.WithKMS(newMemKMS("key-2"), "key-2"), responsestore.WithFunctionName("fn")}
+		}, corrupt: true},
+		{name: "kms-unreachable", resp: large, write: kmsOpts("key-1"), fail: func(w *corruptWorld) {
 			w.kms.setFail(errUnavailable)
 		}, corrupt: false},
-		{name: "s3-unreachable", resp: large, write: s3Opts, change: func(t *testing.T, w *corruptWorld) {
+		{name: "s3-unreachable", resp: large, write: s3Opts, fail: func(w *corruptWorld) {
 			w.s3.failGet = errUnavailable
 		}, corrupt: false},
 	}
@@ -143,6 +146,9 @@ func TestCorrupted(t *testing.T) {
 				opts = tc.read(w)
 			}
 			reader := mustNew(t, w.inner, opts...)
+			if tc.fail != nil {
+				tc.fail(w)
+			}
 			_, err := reader.Get(context.Background(), w.key)
 			wantCorrupted(t, "Get", err, tc.corrupt)
 			_, err = reader.Acquire(context.Background(), &idempotency.Record{Key: w.key, Status: idempotency.StatusInProgress, LeaseToken: "new", Expiry: time.Now().Add(time.Hour), LeaseEnd: time.Now().Add(time.Minute)}, time.Now())

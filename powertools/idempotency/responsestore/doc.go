@@ -54,6 +54,10 @@
 //
 // # Errors
 //
+// [New] checks the KMS key and the S3 bucket, with one request each, and
+// refuses one that KMS or S3 refuses with a [*idempotency.ConfigError]:
+// found at cold start, not by each response that then goes unstored.
+//
 // A record whose envelope cannot be read back (unknown version or flags,
 // truncated, an object missing or not matching its SHA-256, a ciphertext
 // that does not decrypt with this key, function and record key, a gzip

@@ -25,7 +25,9 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 		fail func(s3 *memS3, k *memKMS)
 	}{
 		{"kms", "encrypt", func(_ *memS3, k *memKMS) []responsestore.Option {
-			return []responsestore.Option{responsestore.WithKMS(k, "key-1"), responsestore.WithFunctionName("fn")}
+			// A data key per response, so that the response asks KMS for
+			// one, not use New's.
+			return []responsestore.Option{responsestore.WithKMS(k, "key-1"), responsestore.WithFunctionName("fn"), responsestore.WithDataKeyCache(0, 1)}
 		}, func(_ *memS3, k *memKMS) { k.setFail(errUnavailable) }},
 		{"s3", "offload", func(s3 *memS3, _ *memKMS) []responsestore.Option {
 			return []responsestore.Option{responsestore.WithS3(s3, "b"), responsestore.WithOffloadThreshold(1000)}
@@ -34,10 +36,11 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s3, k := newMemS3(), newMemKMS("key-1")
-			tc.fail(s3, k)
 			inner := idempotencytest.NewStore()
 			logs := &logRecords{}
 			store := mustNew(t, inner, append(tc.opts(s3, k), responsestore.WithLogger(slog.New(logs)))...)
+			// After New, whose checks pass: the service fails later.
+			tc.fail(s3, k)
 			runs := 0
 			h := idempotency.Wrap(store, func(context.Context, struct{ ID string }) (string, error) {
 				runs++

@@ -105,6 +105,20 @@ func (k *kmsSealer) sealingKey(ctx context.Context) (*dataKey, error) {
 	}
 	k.mu.Unlock()
 
+	key, err := k.generate(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	key.uses = 1
+	k.mu.Lock()
+	k.current = key
+	k.keep(key)
+	k.mu.Unlock()
+	return key, nil
+}
+
+// generate asks KMS for a new data key, made at now.
+func (k *kmsSealer) generate(ctx context.Context, now time.Time) (*dataKey, error) {
 	out, err := k.client.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{
 		KeyId:             aws.String(k.keyID),
 		KeySpec:           types.DataKeySpecAes256,
@@ -117,12 +131,22 @@ func (k *kmsSealer) sealingKey(ctx context.Context) (*dataKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kms GenerateDataKey: %w", err)
 	}
-	key.uses = 1
+	return key, nil
+}
+
+// check asks KMS for a data key, as a response would, and keeps it as the
+// current one, unused: the check costs no request that the first
+// response, within the data key's age, would not have made.
+func (k *kmsSealer) check(ctx context.Context) error {
+	key, err := k.generate(ctx, k.now())
+	if err != nil {
+		return err
+	}
 	k.mu.Lock()
 	k.current = key
 	k.keep(key)
 	k.mu.Unlock()
-	return key, nil
+	return nil
 }
 
 func newDataKey(plain, encrypted []byte, made time.Time) (*dataKey, error) {
