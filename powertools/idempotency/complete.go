@@ -42,14 +42,17 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 		PayloadHash:     rec.PayloadHash,
 		CompletedAt:     now,
 	}
+	if omitted {
+		rec.ResponseOmittedReason = ReasonNotEncoded
+	}
 	err := e.store.Complete(ctx, rec)
 	if errors.Is(err, ErrRecordTooLarge) {
 		// The store says why: the item limit, or a wrapper's offload or
 		// encryption that failed (responsestore's *ResponseError).
 		why := err
-		rec.Response, rec.ResponseOmitted = nil, true
+		rec.Response, rec.ResponseOmitted, rec.ResponseOmittedReason = nil, true, notStoredReason(err)
 		if err = e.store.Complete(ctx, rec); err == nil {
-			e.log().WarnContext(ctx, "idempotency: the response could not be stored; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp), "error", why)
+			e.log().WarnContext(ctx, "idempotency: the response could not be stored; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp), "reason", rec.ResponseOmittedReason, "error", why)
 		}
 	}
 	if err != nil {
@@ -68,6 +71,18 @@ func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bo
 	}
 	e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
 	return OutcomeNew, nil
+}
+
+// notStoredReason is why the store refused a response, err matching
+// [ErrRecordTooLarge]: its NotStoredReason, else [ReasonTooLarge].
+func notStoredReason(err error) string {
+	if r, ok := errors.AsType[interface {
+		error
+		NotStoredReason() string
+	}](err); ok {
+		return r.NotStoredReason()
+	}
+	return ReasonTooLarge
 }
 
 // notCommitted ends an invocation whose staged writes and COMPLETE record

@@ -250,7 +250,7 @@ func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, 
 	}
 	if rec.ResponseOmitted {
 		res.outcome = OutcomeNotStored
-		return res, &ResponseNotStoredError{Key: rec.Key}
+		return res, &ResponseNotStoredError{Key: rec.Key, Reason: rec.ResponseOmittedReason}
 	}
 	if e.replayHook == nil {
 		res.response = rec.Response

@@ -24,7 +24,13 @@ import (
 var (
 	// ErrLeaseLost means the record is held under another lease token.
 	ErrLeaseLost = errors.New("idempotency: lease lost: the record belongs to another invocation")
-	// ErrRecordTooLarge means the record exceeds what the store accepts.
+	// ErrRecordTooLarge means the record exceeds what the store accepts,
+	// or, more widely, that the store cannot keep its response: the
+	// middleware then completes the record without it. An error that
+	// matches it and has a method NotStoredReason() string gives the
+	// reason the record keeps ([Record.ResponseOmittedReason]), such as
+	// responsestore's "could not be encrypted"; without one, the reason is
+	// [ReasonTooLarge].
 	ErrRecordTooLarge = errors.New("idempotency: record too large to store")
 	// ErrRecordNotFound means there is no record for the key.
 	ErrRecordNotFound = errors.New("idempotency: record not found")
@@ -154,14 +160,30 @@ func (e *CorruptedRecordError) Error() string {
 }
 
 // ResponseNotStoredError is returned to a duplicate of an invocation that
-// succeeded but whose response was too large to store. The handler is not
-// run again.
+// succeeded but whose response was not stored. The handler is not run
+// again.
 type ResponseNotStoredError struct {
 	Key string
+	// Reason is why the response was not stored, as the record keeps it
+	// ([Record.ResponseOmittedReason]); "" when the record does not say.
+	Reason string
 }
 
+// Reasons a response is not stored, that the middleware gives; a store
+// may give its own ([ErrRecordTooLarge]).
+const (
+	// ReasonTooLarge: the record with the response was over the store's
+	// limit (DynamoDB's 400 KB item).
+	ReasonTooLarge = "too large for the store"
+	// ReasonNotEncoded: the handler's result could not be encoded as JSON.
+	ReasonNotEncoded = "could not be encoded"
+)
+
 func (e *ResponseNotStoredError) Error() string {
-	return fmt.Sprintf("idempotency: key %q completed but its response was too large to store", e.Key)
+	if e.Reason == "" {
+		return fmt.Sprintf("idempotency: key %q completed, but its response was not stored", e.Key)
+	}
+	return fmt.Sprintf("idempotency: key %q completed, but its response was not stored: %s", e.Key, e.Reason)
 }
 
 // ConfigError is returned, or panicked by [Wrap], when an option or an

@@ -168,8 +168,8 @@ func TestResponseTooLargeToStore(t *testing.T) {
 	}
 	_, err = h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`))
 	var rns *idempotency.ResponseNotStoredError
-	if !errors.As(err, &rns) || rns.Key != keyOf("o-1") {
-		t.Fatalf("duplicate: err = %v, want *ResponseNotStoredError", err)
+	if !errors.As(err, &rns) || rns.Key != keyOf("o-1") || rns.Reason != idempotency.ReasonTooLarge {
+		t.Fatalf("duplicate: err = %v, want *ResponseNotStoredError, too large", err)
 	}
 	if f.calls.Load() != 1 {
 		t.Errorf("handler ran %d times, want 1", f.calls.Load())

@@ -171,8 +171,8 @@ func TestObserverEncodeFailure(t *testing.T) {
 	}, idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o) }))
 	_, first := f(context.Background(), 1)
 	_, second := f(context.Background(), 1)
-	if runs != 1 || first == nil || !errors.As(second, new(*idempotency.ResponseNotStoredError)) {
-		t.Fatalf("runs %d, errors %v and %v; want 1 run, an encoding error, then a ResponseNotStoredError", runs, first, second)
+	if e, ok := errors.AsType[*idempotency.ResponseNotStoredError](second); runs != 1 || first == nil || !ok || e.Reason != idempotency.ReasonNotEncoded {
+		t.Fatalf("runs %d, errors %v and %v; want 1 run, an encoding error, then a ResponseNotStoredError, not encoded", runs, first, second)
 	}
 	if len(seen) != 2 || seen[0].Outcome != idempotency.OutcomeNew || seen[0].Err != first || seen[1].Outcome != idempotency.OutcomeNotStored {
 		t.Errorf("observed %+v, want new (with the encoding error), then not_stored", seen)

@@ -47,8 +47,15 @@ type Record struct {
 	// Response is the handler's encoded response (COMPLETE only).
 	Response []byte
 	// ResponseOmitted reports that the handler succeeded but its response
-	// was too large to store: duplicates get a [*ResponseNotStoredError].
+	// was not stored (too large, or refused by the store for another
+	// reason): duplicates get a [*ResponseNotStoredError].
 	ResponseOmitted bool
+	// ResponseOmittedReason says why the response was not stored, in a
+	// few words that a duplicate's [ResponseNotStoredError.Reason]
+	// repeats: [ReasonTooLarge], [ReasonNotEncoded], or what the store
+	// said ([ErrRecordTooLarge]). "" with ResponseOmitted false, and on
+	// records of stores or writers that do not keep it.
+	ResponseOmittedReason string
 	// PayloadHash is the hash of the validated part of the event, when
 	// payload validation is on.
 	PayloadHash string

@@ -28,7 +28,7 @@
 //   - 409 Conflict when an earlier request's outcome is uncertain and is
 //     being checked ([*idempotency.UncertainError] of a duplicate), with
 //     Retry-After when an invocation is reconciling it;
-//   - 409 Conflict when the response was too large to store
+//   - 409 Conflict when the response was not stored
 //     ([*idempotency.ResponseNotStoredError]), or when an earlier request
 //     ended without finishing and its key is kept locked
 //     ([*idempotency.AbandonedError]);

@@ -83,7 +83,7 @@ func problemFor(err error, now time.Time, header bool) (p problem, ok bool) {
 	}
 	if _, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); ok {
 		return newProblem("response-not-stored", http.StatusConflict, "Response not available",
-			"The request with this idempotency key was carried out, but its response was too large to keep and cannot be sent again. Do not repeat the request: look its result up."), true
+			"The request with this idempotency key was carried out, but its response was not kept and cannot be sent again. Do not repeat the request: look its result up."), true
 	}
 	if _, ok := errors.AsType[*idempotency.CorruptedRecordError](err); ok {
 		return newProblem("record-unreadable", http.StatusInternalServerError, "Idempotency record unreadable",

@@ -73,6 +73,9 @@ func itemSize(rec *idempotency.Record) int {
 	if rec.ResponseOmitted {
 		size += len("response_omitted") + 1
 	}
+	if rec.ResponseOmittedReason != "" {
+		size += len("response_omitted_reason") + len(rec.ResponseOmittedReason)
+	}
 	if !rec.CompletedAt.IsZero() {
 		size += len("completed_at") + numberSize(rec.CompletedAt.UnixMilli())
 	}

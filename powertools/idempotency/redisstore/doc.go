@@ -20,6 +20,7 @@
 //	validation              Record.PayloadHash
 //	data                    Record.Response, its bytes as they are
 //	response_omitted        "1" when Record.ResponseOmitted
+//	response_omitted_reason Record.ResponseOmittedReason
 //	completed_at            Record.CompletedAt, in epoch milliseconds
 //
 // A field whose value is zero or empty is left out. The names and units

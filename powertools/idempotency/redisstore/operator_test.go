@@ -25,7 +25,7 @@ func operatorRecords(now time.Time, n int) []*idempotency.Record {
 		{Key: "op#live", Status: idempotency.StatusInProgress, Expiry: hour, LeaseEnd: ms(now.Add(time.Minute)), Deadline: ms(now.Add(50 * time.Second)), LeaseToken: "t-live"},
 		{Key: "op#stuck", Status: idempotency.StatusInProgress, Expiry: hour, LeaseEnd: ms(now.Add(-time.Minute)), LeaseToken: "t-stuck"},
 		{Key: "op#done", Status: idempotency.StatusComplete, Expiry: hour, LeaseToken: "t-done", Response: []byte(`{"ok":true}`), PayloadHash: "h", CompletedAt: ms(now)},
-		{Key: "op#omitted", Status: idempotency.StatusComplete, Expiry: hour, LeaseToken: "t-omitted", ResponseOmitted: true},
+		{Key: "op#omitted", Status: idempotency.StatusComplete, Expiry: hour, LeaseToken: "t-omitted", ResponseOmitted: true, ResponseOmittedReason: idempotency.ReasonTooLarge},
 		{Key: "op#uncertain", Status: idempotency.StatusUncertain, Expiry: hour, LeaseToken: "t-uncertain"},
 		{Key: "op#powertools", Status: idempotency.StatusComplete, Expiry: hour, Response: []byte(`"ok"`)},
 	}

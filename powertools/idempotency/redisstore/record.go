@@ -19,7 +19,8 @@ const (
 	fieldValidation      = "validation"
 	fieldData            = "data"
 	fieldResponseOmitted = "response_omitted" // "1", or absent
-	fieldCompletedAt     = "completed_at"     // epoch milliseconds
+	fieldOmittedReason   = "response_omitted_reason"
+	fieldCompletedAt     = "completed_at" // epoch milliseconds
 )
 
 // deleteAfterExpiry is how long the server keeps a record past its
@@ -29,7 +30,7 @@ const (
 const deleteAfterExpiry = time.Minute
 
 // maxFields is how many fields appendFields writes at most.
-const maxFields = 9
+const maxFields = 10
 
 // appendFields appends rec's hash to args as HSET takes it: name, value,
 // name, value... Zero times, empty strings and a false ResponseOmitted are
@@ -57,6 +58,9 @@ func appendFields(args []any, rec *idempotency.Record) []any {
 	}
 	if rec.ResponseOmitted {
 		args = append(args, fieldResponseOmitted, "1")
+	}
+	if rec.ResponseOmittedReason != "" {
+		args = append(args, fieldOmittedReason, rec.ResponseOmittedReason)
 	}
 	if !rec.CompletedAt.IsZero() {
 		args = append(args, fieldCompletedAt, rec.CompletedAt.UnixMilli())
@@ -112,7 +116,7 @@ func ttl(expiry, now time.Time) int64 {
 // whether the hash has it: an absent field is the zero value, but an
 // empty one may be corrupted.
 type fields struct {
-	status, expiry, leaseEnd, deadline, leaseToken, validation, data, responseOmitted, completedAt field
+	status, expiry, leaseEnd, deadline, leaseToken, validation, data, responseOmitted, omittedReason, completedAt field
 }
 
 // field is the value of one field of a record's hash, and whether the
@@ -143,6 +147,8 @@ func (h *fields) set(name, value string) {
 		h.data = f
 	case fieldResponseOmitted:
 		h.responseOmitted = f
+	case fieldOmittedReason:
+		h.omittedReason = f
 	case fieldCompletedAt:
 		h.completedAt = f
 	}
@@ -210,6 +216,7 @@ func decode(key string, h *fields) (*idempotency.Record, error) {
 	}
 	rec.LeaseToken = h.leaseToken.value
 	rec.PayloadHash = h.validation.value
+	rec.ResponseOmittedReason = h.omittedReason.value
 	if h.data.value != "" {
 		rec.Response = []byte(h.data.value)
 	}

@@ -45,6 +45,7 @@ func TestDecode(t *testing.T) {
 		"validation":               "hash",
 		"data":                     "\xff\x00{}",
 		"response_omitted":         "1",
+		"response_omitted_reason":  "could not be encrypted",
 		"completed_at":             "1699999999456",
 		"added_by_a_later_version": "ignored",
 	}
@@ -57,12 +58,12 @@ func TestDecode(t *testing.T) {
 		Expiry:     time.Unix(1700000000, 0).UTC(),
 		LeaseEnd:   time.UnixMilli(1699999999123).UTC(),
 		LeaseToken: "0123456789abcdef0123456789abcdef", PayloadHash: "hash",
-		Response: []byte("\xff\x00{}"), ResponseOmitted: true,
+		Response: []byte("\xff\x00{}"), ResponseOmitted: true, ResponseOmittedReason: "could not be encrypted",
 		CompletedAt: time.UnixMilli(1699999999456).UTC(),
 		Deadline:    time.UnixMilli(1699999999000).UTC(),
 	}
 	if rec.Key != want.Key || rec.Status != want.Status || !rec.Expiry.Equal(want.Expiry) || !rec.LeaseEnd.Equal(want.LeaseEnd) ||
-		rec.LeaseToken != want.LeaseToken || rec.PayloadHash != want.PayloadHash || !bytes.Equal(rec.Response, want.Response) || !rec.ResponseOmitted ||
+		rec.LeaseToken != want.LeaseToken || rec.PayloadHash != want.PayloadHash || !bytes.Equal(rec.Response, want.Response) || !rec.ResponseOmitted || rec.ResponseOmittedReason != want.ResponseOmittedReason ||
 		!rec.CompletedAt.Equal(want.CompletedAt) || !rec.Deadline.Equal(want.Deadline) {
 		t.Errorf("decode = %+v, want %+v", rec, want)
 	}
@@ -142,7 +143,7 @@ func TestRecordSizeLimit(t *testing.T) {
 func TestMaxFields(t *testing.T) {
 	now := time.Now()
 	all := &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, Expiry: now, LeaseEnd: now, Deadline: now,
-		LeaseToken: "t", PayloadHash: "h", Response: []byte("{}"), ResponseOmitted: true, CompletedAt: now}
+		LeaseToken: "t", PayloadHash: "h", Response: []byte("{}"), ResponseOmitted: true, ResponseOmittedReason: "r", CompletedAt: now}
 	if got := len(appendFields(nil, all)); got != 2*maxFields {
 		t.Errorf("a record with every field has %d names and values, want 2*maxFields = %d", got, 2*maxFields)
 	}

@@ -141,7 +141,8 @@ func middlewareKey(prefix, selected string) string {
 
 // TestRecordTooLarge: a record over MaxRecordSize is refused before any
 // command and nothing is stored; through the middleware, the response is
-// left out and a duplicate gets a *ResponseNotStoredError.
+// left out and a duplicate gets a *ResponseNotStoredError with the reason
+// the record keeps.
 func TestRecordTooLarge(t *testing.T) {
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
@@ -179,8 +180,8 @@ func TestRecordTooLarge(t *testing.T) {
 			}
 			if _, err := h.Invoke(ctx, []byte(`{"id":1}`)); err == nil {
 				t.Fatal("duplicate: no error, want a *ResponseNotStoredError")
-			} else if _, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); !ok {
-				t.Fatalf("duplicate: %v, want a *ResponseNotStoredError", err)
+			} else if e, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); !ok || e.Reason != idempotency.ReasonTooLarge {
+				t.Fatalf("duplicate: %v, want a *ResponseNotStoredError saying the record was too large, as the server keeps it", err)
 			}
 			if runs != 1 {
 				t.Errorf("handler ran %d times, want 1", runs)

@@ -31,6 +31,18 @@ func (e *ResponseError) Error() string {
 // Unwrap returns the cause and [idempotency.ErrRecordTooLarge].
 func (e *ResponseError) Unwrap() []error { return []error{e.Err, idempotency.ErrRecordTooLarge} }
 
+// NotStoredReason is what the record keeps, and what duplicates'
+// [idempotency.ResponseNotStoredError] says, as why the response was not
+// stored: "could not be encrypted", or "could not be offloaded to S3".
+// Not the cause itself, which may name the key, the bucket or the
+// account, and is logged instead.
+func (e *ResponseError) NotStoredReason() string {
+	if e.Op == "offload" {
+		return "could not be offloaded to S3"
+	}
+	return "could not be encrypted"
+}
+
 // corrupted is the error for a record whose response cannot be read back.
 func corrupted(key, format string, args ...any) error {
 	return &idempotency.CorruptedRecordError{Key: key, Reason: "responsestore: " + fmt.Sprintf(format, args...)}

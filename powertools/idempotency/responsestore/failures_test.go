@@ -15,21 +15,23 @@ import (
 
 // A response that cannot be encrypted or offloaded is not stored, in the
 // clear or at all: the record is completed without it, the handler's
-// effect is not run again, and duplicates get ResponseNotStoredError.
+// effect is not run again, and duplicates get ResponseNotStoredError,
+// which says why (not "too large", for a 2 KB response).
 func TestResponseNotStoredWhenSealFails(t *testing.T) {
 	large := string(jsonOf(2000, true))
 	tests := []struct {
-		name string
-		op   string
-		opts func(s3 *memS3, k *memKMS) []responsestore.Option
-		fail func(s3 *memS3, k *memKMS)
+		name   string
+		op     string
+		reason string
+		opts   func(s3 *memS3, k *memKMS) []responsestore.Option
+		fail   func(s3 *memS3, k *memKMS)
 	}{
-		{"kms", "encrypt", func(_ *memS3, k *memKMS) []responsestore.Option {
+		{"kms", "encrypt", "could not be encrypted", func(_ *memS3, k *memKMS) []responsestore.Option {
 			// A data key per response, so that the response asks KMS for
 			// one, not use New's.
 			return []responsestore.Option{responsestore.WithKMS(k, "key-1"), responsestore.WithFunctionName("fn"), responsestore.WithDataKeyCache(0, 1)}
 		}, func(_ *memS3, k *memKMS) { k.setFail(errUnavailable) }},
-		{"s3", "offload", func(s3 *memS3, _ *memKMS) []responsestore.Option {
+		{"s3", "offload", "could not be offloaded to S3", func(s3 *memS3, _ *memKMS) []responsestore.Option {
 			return []responsestore.Option{responsestore.WithS3(s3, "b"), responsestore.WithOffloadThreshold(1000)}
 		}, func(s3 *memS3, _ *memKMS) { s3.failPut = errUnavailable }},
 	}
@@ -51,14 +53,14 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 				t.Fatalf("first call = %d bytes, %v; want the handler's response", len(out), err)
 			}
 			_, err = h.Invoke(t.Context(), []byte(`{"ID":"1"}`))
-			if _, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); !ok {
-				t.Fatalf("duplicate error = %v, want ResponseNotStoredError", err)
+			if e, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); !ok || e.Reason != tc.reason {
+				t.Fatalf("duplicate error = %v, want ResponseNotStoredError with the reason %q", err, tc.reason)
 			}
 			if runs != 1 {
 				t.Fatalf("handler ran %d times, want 1", runs)
 			}
 			recs := inner.Records()
-			if len(recs) != 1 || !recs[0].ResponseOmitted || len(recs[0].Response) != 0 {
+			if len(recs) != 1 || !recs[0].ResponseOmitted || len(recs[0].Response) != 0 || recs[0].ResponseOmittedReason != tc.reason {
 				t.Fatalf("stored %+v, want one record without its response", recs)
 			}
 			if got := logs.errors(); len(got) != 1 || !errors.Is(got[0], errUnavailable) {

@@ -170,7 +170,7 @@ func (s *store) notStored(ctx context.Context, key, op string, err error) error 
 	if logger == nil {
 		logger = slog.Default()
 	}
-	logger.ErrorContext(ctx, "responsestore: could not "+op+" the response; the store refuses it as too large, and the middleware completes the record without it: duplicates get ResponseNotStoredError", "key", key, "error", err)
+	logger.ErrorContext(ctx, "responsestore: could not "+op+" the response; the middleware completes the record without it: duplicates get ResponseNotStoredError", "key", key, "error", err)
 	return &ResponseError{Key: key, Op: op, Err: err}
 }
 
