@@ -40,9 +40,13 @@
 // Each of these errors is matched with errors.As, so an error of the
 // handler's that wraps one is answered the same way. Every error response
 // the package writes is an RFC 9457 problem details document
-// (Content-Type: application/problem+json) with type, title, status and
-// detail; the type is a URI of docs/http.md, which describes each. The
-// detail never holds the key or the store's error.
+// (Content-Type: application/problem+json) with type, title, status,
+// detail and the extension member code, the problem's name (in-progress,
+// key-reused...), for a client's program to branch on. The type is
+// about:blank, with the status phrase as title, unless
+// [WithProblemTypeBase] gives the base of your API's own type URIs;
+// docs/http.md describes each problem. The detail never holds the key or
+// the store's error.
 //
 // The handler's own errors are returned unchanged, after the middleware
 // has released the key, and Lambda reports them (API Gateway then answers

@@ -43,9 +43,9 @@ func ExampleWrap() {
 			return
 		}
 		if resp.Headers["Content-Type"] == "application/problem+json" {
-			var p struct{ Title string }
+			var p struct{ Title, Code string }
 			_ = json.Unmarshal([]byte(resp.Body), &p)
-			fmt.Println(resp.StatusCode, p.Title)
+			fmt.Println(resp.StatusCode, p.Title, p.Code)
 			return
 		}
 		fmt.Println(resp.StatusCode, resp.Body, "replayed:", resp.Headers["Idempotency-Replayed"] == "true")
@@ -59,10 +59,27 @@ func ExampleWrap() {
 	// Output:
 	// 201 {"charge":"ch_1"} replayed: false
 	// 201 {"charge":"ch_1"} replayed: true
-	// 422 Idempotency key already used
-	// 400 Idempotency key missing
-	// 400 Idempotency-Key header invalid
+	// 422 Unprocessable Content key-reused
+	// 400 Bad Request missing-key
+	// 400 Bad Request invalid-key
 	// charges: 1
+}
+
+// Problem types of your API's own: each problem's type is the page of your
+// documentation that describes it, and its title says what happened.
+func ExampleWithProblemTypeBase() {
+	h := httpapi.Wrap(idempotencytest.NewStore(),
+		func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusCreated}, nil
+		},
+		httpapi.WithKeyHeader(true),
+		httpapi.WithProblemTypeBase("https://api.example.com/problems/"),
+		httpapi.WithOptions(idempotency.WithKeyPrefix("payments")),
+	)
+	resp, _ := h(context.Background(), events.APIGatewayV2HTTPRequest{Body: `{"amount":5}`})
+	fmt.Println(resp.StatusCode, resp.Body)
+	// Output:
+	// 400 {"type":"https://api.example.com/problems/missing-key","title":"Idempotency key missing","status":400,"detail":"This operation requires an Idempotency-Key header, such as Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\".","code":"missing-key"}
 }
 
 // The handler's own errors come back unchanged, after the key has been

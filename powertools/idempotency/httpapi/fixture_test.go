@@ -104,11 +104,29 @@ type problemDoc struct {
 	Title  string `json:"title"`
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
+	Code   string `json:"code"`
 }
 
-// wantProblem checks that resp is the problem name with status, and
-// returns its Retry-After ("" when there is none).
-func wantProblem(t *testing.T, resp httpResp, status int, name string) string {
+// wantProblem checks that resp is the problem code with status, of the
+// default type about:blank, and returns its Retry-After ("" when there is
+// none).
+func wantProblem(t *testing.T, resp httpResp, status int, code string) string {
+	t.Helper()
+	p := problemOf(t, resp, status)
+	title := http.StatusText(status)
+	if status == http.StatusUnprocessableEntity {
+		title = "Unprocessable Content" // RFC 9110's name, not Go's
+	}
+	if p.Type != "about:blank" || p.Title != title || p.Code != code {
+		t.Errorf("problem %+v, want type about:blank, title %q and code %s", p, title, code)
+	}
+	retry, _ := resp.header("Retry-After")
+	return retry
+}
+
+// problemOf returns the problem document resp carries, after checking
+// that it has status, a detail, and what every problem has.
+func problemOf(t *testing.T, resp httpResp, status int) problemDoc {
 	t.Helper()
 	if resp.status != status {
 		t.Fatalf("status %d, want %d; body %s", resp.status, status, resp.body)
@@ -120,15 +138,13 @@ func wantProblem(t *testing.T, resp httpResp, status int, name string) string {
 	if err := json.Unmarshal([]byte(resp.body), &p); err != nil {
 		t.Fatalf("body %s: %v", resp.body, err)
 	}
-	want := "https://github.com/gopowertools/lambda/blob/main/docs/http.md#" + name
-	if p.Type != want || p.Status != status || p.Title == "" || p.Detail == "" {
-		t.Errorf("problem %+v, want type %s and status %d, with a title and a detail", p, want, status)
+	if p.Status != status || p.Title == "" || p.Detail == "" || p.Code == "" {
+		t.Errorf("problem %+v, want status %d, with a title, a detail and a code", p, status)
 	}
 	if resp.description != "" && resp.description != strconv.Itoa(status)+" "+http.StatusText(status) {
 		t.Errorf("ALB statusDescription %q", resp.description)
 	}
-	retry, _ := resp.header("Retry-After")
-	return retry
+	return p
 }
 
 // failingAcquire is a store whose Acquire fails, as DynamoDB does when it

@@ -21,6 +21,7 @@ type config struct {
 	client      func(req any) string // nil: no client in the key
 	clientType  reflect.Type         // the Req of WithClient's function
 	replayed    string               // "" marks no replay
+	typeBase    string               // of the problem type URIs
 	idempotency []idempotency.Option
 }
 
@@ -84,6 +85,26 @@ func WithReplayedHeader(name string) Option {
 	return func(c *config) { c.replayed = name }
 }
 
+// WithProblemTypeBase makes the type of each problem document the adapter
+// writes base followed by the problem's code, such as
+// https://api.example.com/problems/ and in-progress: a page of your API's
+// documentation that says what the problem means and what the client
+// should do (docs/http.md has a section to start from for each code). The
+// title is then the problem's own, such as "A request with this
+// idempotency key is outstanding". base must be an absolute URI.
+//
+// Default: about:blank, which RFC 9457 defines as a problem that means no
+// more than its status code, with the status phrase ("Conflict") as its
+// title, so that your API's answers send its clients to no page you have
+// not written. Either way the document's extension member code holds the
+// problem's code (in-progress, key-reused, missing-key, invalid-key,
+// ambiguous-request, outcome-uncertain, response-not-stored,
+// record-unreadable, store-unavailable), which does not change with the
+// type, for a client's program to branch on.
+func WithProblemTypeBase(base string) Option {
+	return func(c *config) { c.typeBase = base }
+}
+
 // WithOptions passes opts to the idempotency middleware that the adapter
 // builds (the key prefix, payload validation, expiry, local cache, and so
 // on), with the environment variables it reads. Several WithOptions add up,
@@ -107,6 +128,9 @@ func (c *config) check(req reflect.Type) error {
 	}
 	if c.replayed != "" && !isToken(c.replayed) {
 		return &idempotency.ConfigError{Name: "WithReplayedHeader", Err: fmt.Errorf("%q is not an HTTP field name", c.replayed)}
+	}
+	if err := checkTypeBase(c.typeBase); err != nil {
+		return &idempotency.ConfigError{Name: "WithProblemTypeBase", Err: fmt.Errorf("%q: %w", c.typeBase, err)}
 	}
 	return nil
 }

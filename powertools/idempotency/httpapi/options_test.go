@@ -38,6 +38,9 @@ func TestConfigErrors(t *testing.T) {
 		"replayed header not a token":    {[]httpapi.Option{httpapi.WithReplayedHeader("Replayed: yes")}, "WithReplayedHeader"},
 		"middleware option":              {[]httpapi.Option{httpapi.WithOptions(idempotency.WithExpiresAfter(0))}, "WithExpiresAfter"},
 		"middleware expression":          {[]httpapi.Option{httpapi.WithOptions(idempotency.WithPayloadValidation("body["))}, "WithPayloadValidation"},
+		"empty problem type base":        {[]httpapi.Option{httpapi.WithProblemTypeBase("")}, "WithProblemTypeBase"},
+		"relative problem type base":     {[]httpapi.Option{httpapi.WithProblemTypeBase("/problems/")}, "WithProblemTypeBase"},
+		"problem type base with a space": {[]httpapi.Option{httpapi.WithProblemTypeBase("https://api.example.com/our problems/")}, "WithProblemTypeBase"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -50,6 +53,11 @@ func TestConfigErrors(t *testing.T) {
 
 	if _, err := httpapi.New(store, v2Handler, prefix, httpapi.WithKeyHeader(true), v2Client, nil); err != nil {
 		t.Errorf("New with valid options and a nil one: %v", err)
+	}
+	for _, base := range []string{"about:blank", "https://api.example.com/problems/", "https://api.example.com/errors#", "urn:example:problem:"} {
+		if _, err := httpapi.New(store, v2Handler, prefix, httpapi.WithProblemTypeBase(base)); err != nil {
+			t.Errorf("WithProblemTypeBase(%q): %v", base, err)
+		}
 	}
 }
 

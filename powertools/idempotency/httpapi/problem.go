@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -12,19 +14,63 @@ import (
 // problemType is the media type of an RFC 9457 problem details document.
 const problemType = "application/problem+json"
 
-// problemDocs is where each problem type is described: its type URI is
-// this, then the type's name as the anchor of its section.
-const problemDocs = "https://github.com/gopowertools/lambda/blob/main/docs/http.md#"
+// blankType is the problem type of RFC 9457 (section 4.2.1) that means no
+// more than the status code: the default of [WithProblemTypeBase].
+const blankType = "about:blank"
 
 // problem is an RFC 9457 problem details document, and the Retry-After of
-// the response that carries it.
+// the response that carries it. Code is an extension member: the problem's
+// name, stable whatever its type URI, for a client's program to branch on.
 type problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
+	Code   string `json:"code"`
 
 	retryAfter int // seconds; 0: no Retry-After
+}
+
+// typed returns p with its type URI: base followed by its code, with its
+// own title; or, with base about:blank, about:blank, whose title RFC 9457
+// asks to be the status phrase, so that a client reading only type and
+// title learns nothing it cannot act on.
+func (p problem) typed(base string) problem {
+	if base == blankType {
+		p.Type, p.Title = blankType, statusPhrase(p.Status)
+		return p
+	}
+	p.Type = base + p.Code
+	return p
+}
+
+// statusPhrase is the reason phrase RFC 9110 gives status, which
+// http.StatusText gives too but for 422, whose name RFC 9110 changed.
+func statusPhrase(status int) string {
+	if status == http.StatusUnprocessableEntity {
+		return "Unprocessable Content"
+	}
+	return http.StatusText(status)
+}
+
+// checkTypeBase returns why base cannot start problem type URIs, or nil:
+// it must be about:blank, or an absolute URI (RFC 9457 asks for one, so
+// that the type does not depend on where the document was found) that
+// the codes can follow.
+func checkTypeBase(base string) error {
+	if base == blankType {
+		return nil
+	}
+	u, err := url.Parse(base)
+	switch {
+	case err != nil:
+		return err
+	case !u.IsAbs():
+		return errors.New("not an absolute URI: give its scheme, as in https://api.example.com/problems/")
+	case strings.ContainsAny(base, " \t\r\n\"<>\\^`{|}"):
+		return errors.New("holds characters a URI cannot")
+	}
+	return nil
 }
 
 func (p problem) encode() string {
@@ -111,8 +157,10 @@ func keyProblem(err error) problem {
 	return newProblem("invalid-key", http.StatusBadRequest, "Idempotency-Key header invalid", detail)
 }
 
-func newProblem(name string, status int, title, detail string) problem {
-	return problem{Type: problemDocs + name, Title: title, Status: status, Detail: detail}
+// newProblem returns the problem code, with its title; its type is set
+// by typed.
+func newProblem(code string, status int, title, detail string) problem {
+	return problem{Code: code, Title: title, Status: status, Detail: detail}
 }
 
 // retryAfter is the Retry-After, in whole seconds, for a key held until

@@ -31,7 +31,7 @@ func New[Req Request, Resp Response](store idempotency.Store, fn func(context.Co
 	if want := responseOf[req]; resp != want {
 		return nil, &idempotency.ConfigError{Name: "fn", Err: fmt.Errorf("it takes %v and returns %v; a handler of %v returns %v", req, resp, req, want)}
 	}
-	c := config{replayed: defaultReplayedHeader}
+	c := config{replayed: defaultReplayedHeader, typeBase: blankType}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&c)
@@ -85,7 +85,7 @@ func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) 
 	if a.keyHeader {
 		key, present, err := readKey(r.headers, r.multi)
 		if err != nil {
-			return respond[Resp](r, keyProblem(err)), nil
+			return respond[Resp](r, keyProblem(err).typed(a.typeBase)), nil
 		}
 		if present {
 			s := scope{Method: r.method, Path: r.path, Key: key}
@@ -100,7 +100,7 @@ func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) 
 	resp, replayed, err := a.typed.Call(context.WithValue(ctx, requestKey{}, req), event)
 	if err != nil {
 		if p, ok := problemFor(err, a.now(), a.keyHeader); ok {
-			return respond[Resp](r, p), nil
+			return respond[Resp](r, p.typed(a.typeBase)), nil
 		}
 		return zero, err
 	}
