@@ -13,10 +13,12 @@ const keyHeader = "Idempotency-Key"
 // The reasons a request's Idempotency-Key header is refused. Each is a
 // 400: sending the same request again cannot succeed.
 var (
-	// errKeyAmbiguous: the header comes more than once, or under more
-	// than one spelling, or the two maps of a REST API or ALB event
-	// disagree on it. Readers of such a request can take different keys
-	// from it (the first, the last, one per spelling), so none is taken.
+	// errKeyAmbiguous: the header comes more than once (in
+	// multiValueHeaders, or joined by a comma into one value, as an HTTP
+	// API and a function URL join a repeated header), or under more than
+	// one spelling, or the two maps of a REST API or ALB event disagree on
+	// it. Readers of such a request can take different keys from it (the
+	// first, the last, one per spelling), so none is taken.
 	errKeyAmbiguous = errors.New("the Idempotency-Key header is given more than once")
 	// errKeyMalformed: the value is not an sf-string (RFC 8941) or a
 	// bare token, or is empty.
@@ -60,8 +62,41 @@ func readKey(single map[string]string, multi map[string][]string) (key string, p
 		}
 		value = values[0]
 	}
+	if joined(value) {
+		return "", true, errKeyAmbiguous
+	}
 	key, err = parseKey(value)
 	return key, true, err
+}
+
+// joined reports whether v is two keys or more joined by commas, as HTTP
+// APIs and function URLs join the values of a header sent more than once
+// (RFC 9110, section 5.3), each of which parseKey would take: "k1,k2",
+// "\"k1\", \"k2\"". A comma inside an sf-string does not count. A value with
+// a comma and a part that is no key is malformed, not repeated.
+func joined(v string) bool {
+	var parts []string
+	quoted, start := false, 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			parts = append(parts, v[start:i])
+			start = i + 1
+		}
+	}
+	if len(parts) == 0 {
+		return false
+	}
+	for _, p := range append(parts, v[start:]) {
+		if _, err := parseKey(p); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // sameHeader returns the spelling of the key header seen so far after
@@ -85,10 +120,10 @@ func sameHeader(seen, n string) (string, error) {
 // dropped, as HTTP parsers drop them.
 //
 // Refused, so that one value has one meaning: an empty key; anything after
-// the closing quote (RFC 8941 parameters such as ;a=1, or a second value
-// joined by a comma, as an HTTP API joins a repeated header); in a bare
-// token, a space, a double quote, a backslash, a comma or a semicolon;
-// and, in either, control characters and bytes outside ASCII.
+// the closing quote (RFC 8941 parameters such as ;a=1; a second value
+// joined by a comma, which readKey reports as a repeated header first); in
+// a bare token, a space, a double quote, a backslash, a comma or a
+// semicolon; and, in either, control characters and bytes outside ASCII.
 func parseKey(v string) (string, error) {
 	v = strings.Trim(v, " \t")
 	if v == "" {

@@ -125,31 +125,44 @@ var outcomes = []struct {
 		}
 	}},
 	{"ambiguous or malformed header: 400", func(t *testing.T, k kind) {
-		tests := map[string]func(r *httpReq){
-			"two spellings": func(r *httpReq) { r.headers["idempotency-key"] = "k1" },
-			"Kelvin sign":   func(r *httpReq) { r.headers["Idempotency-\u212Aey"] = "k2" },
-			"empty":         func(r *httpReq) { r.headers["Idempotency-Key"] = " " },
-			"with a comma":  func(r *httpReq) { r.headers["Idempotency-Key"] = "k1,k2" },
-			"parameters":    func(r *httpReq) { r.headers["Idempotency-Key"] = `"k1";a=1` },
-			"unterminated":  func(r *httpReq) { r.headers["Idempotency-Key"] = `"k1` },
+		type spoiled struct {
+			spoil    func(r *httpReq)
+			repeated bool // the detail must say the header came more than once
+		}
+		tests := map[string]spoiled{
+			"two spellings": {func(r *httpReq) { r.headers["idempotency-key"] = "k1" }, true},
+			"Kelvin sign":   {func(r *httpReq) { r.headers["Idempotency-\u212Aey"] = "k2" }, true},
+			"empty":         {func(r *httpReq) { r.headers["Idempotency-Key"] = " " }, false},
+			// What an HTTP API or a function URL makes of the header sent
+			// twice, which was answered "must be a string".
+			"comma-joined":              {func(r *httpReq) { r.headers["Idempotency-Key"] = "k1,k2" }, true},
+			"comma-joined sf-strings":   {func(r *httpReq) { r.headers["Idempotency-Key"] = `"k1", "k1"` }, true},
+			"a comma and no second key": {func(r *httpReq) { r.headers["Idempotency-Key"] = "k1," }, false},
+			"parameters":                {func(r *httpReq) { r.headers["Idempotency-Key"] = `"k1";a=1` }, false},
+			"unterminated":              {func(r *httpReq) { r.headers["Idempotency-Key"] = `"k1` }, false},
 		}
 		if k.repeats {
-			tests["twice"] = func(r *httpReq) {
+			tests["twice"] = spoiled{func(r *httpReq) {
 				delete(r.headers, "Idempotency-Key")
 				r.multi = map[string][]string{"Idempotency-Key": {"k1", "k2"}}
-			}
-			tests["twice, same value"] = func(r *httpReq) {
+			}, true}
+			tests["twice, same value"] = spoiled{func(r *httpReq) {
 				delete(r.headers, "Idempotency-Key")
 				r.multi = map[string][]string{"Idempotency-Key": {"k1", "k1"}}
-			}
+			}, true}
 		}
-		for name, spoil := range tests {
+		for name, tt := range tests {
 			t.Run(name, func(t *testing.T) {
 				for _, required := range []bool{true, false} {
 					f := newFixture(t, k, nil, httpapi.WithKeyHeader(required))
 					req := pay("k1")
-					spoil(&req)
-					wantProblem(t, f.mustCall(req), http.StatusBadRequest, "invalid-key")
+					tt.spoil(&req)
+					resp := f.mustCall(req)
+					wantProblem(t, resp, http.StatusBadRequest, "invalid-key")
+					// The detail is what the client's developer reads.
+					if got := strings.Contains(problemOf(t, resp, http.StatusBadRequest).Detail, "more than once"); got != tt.repeated {
+						t.Errorf("the detail says the header came more than once: %v, want %v", got, tt.repeated)
+					}
 					f.wantRuns(0)
 					if c := f.store.Counts(); c != (idempotencytest.Counts{}) {
 						t.Errorf("store calls %+v, want none", c)
