@@ -54,8 +54,9 @@ func (e *UncertainError) Error() string {
 func (e *UncertainError) Unwrap() error { return e.Err }
 
 // UncertainStore is the optional interface of a [Store] that lets one
-// invocation at a time reconcile an UNCERTAIN record. Both stores of this
-// module implement it, and [WithReconcile] requires it.
+// invocation at a time reconcile an UNCERTAIN record. The DynamoDB, Redis
+// and in-memory stores of this module implement it, and [WithReconcile]
+// requires it.
 type UncertainStore interface {
 	// Reclaim replaces the record rec.Key with rec when the stored record
 	// is UNCERTAIN and carries token; otherwise it returns [ErrLeaseLost]
