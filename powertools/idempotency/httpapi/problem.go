@@ -31,11 +31,11 @@ type problem struct {
 	retryAfter int // seconds; 0: no Retry-After
 }
 
-// typed returns p with its type URI: base followed by its code, with its
-// own title; or, with base about:blank, about:blank, whose title RFC 9457
-// asks to be the status phrase, so that a client reading only type and
-// title learns nothing it cannot act on.
-func (p problem) typed(base string) problem {
+// withType returns p with its type URI: base followed by its code, with
+// its own title; or, with base about:blank, about:blank, whose title RFC
+// 9457 asks to be the status phrase. Code tells the problems apart either
+// way.
+func (p problem) withType(base string) problem {
 	if base == blankType {
 		p.Type, p.Title = blankType, statusPhrase(p.Status)
 		return p
@@ -158,7 +158,7 @@ func keyProblem(err error) problem {
 }
 
 // newProblem returns the problem code, with its title; its type is set
-// by typed.
+// by withType.
 func newProblem(code string, status int, title, detail string) problem {
 	return problem{Code: code, Title: title, Status: status, Detail: detail}
 }

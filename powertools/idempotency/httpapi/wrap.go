@@ -85,7 +85,7 @@ func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) 
 	if a.keyHeader {
 		key, present, err := readKey(r.headers, r.multi)
 		if err != nil {
-			return respond[Resp](r, keyProblem(err).typed(a.typeBase)), nil
+			return respond[Resp](r, keyProblem(err).withType(a.typeBase)), nil
 		}
 		if present {
 			s := scope{Method: r.method, Path: r.path, Key: key}
@@ -100,7 +100,7 @@ func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) 
 	resp, replayed, err := a.typed.Call(context.WithValue(ctx, requestKey{}, req), event)
 	if err != nil {
 		if p, ok := problemFor(err, a.now(), a.keyHeader); ok {
-			return respond[Resp](r, p.typed(a.typeBase)), nil
+			return respond[Resp](r, p.withType(a.typeBase)), nil
 		}
 		return zero, err
 	}
