@@ -101,10 +101,10 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	}
 	s := sub.settings
 	if sub.fromEvent {
-		fmt.Fprintf(c.stdout, "key %s\n  of the event, with key prefix %q, event key %q, payload validation %q\n", sub.key, s.KeyPrefix, s.EventKey, s.PayloadValidation)
+		fmt.Fprintf(c.stdout, "key %s\n  of the event, with key prefix %q, event key %q, payload validation %q\n", printable(sub.key), s.KeyPrefix, s.EventKey, s.PayloadValidation)
 	}
 	if rec == nil {
-		fmt.Fprintf(c.stdout, "no record of key %s: the next delivery runs the handler\n", sub.key)
+		fmt.Fprintf(c.stdout, "no record of key %s: the next delivery runs the handler\n", printable(sub.key))
 		return exitOK
 	}
 	fmt.Fprintln(c.stdout, "record")
@@ -114,7 +114,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	}
 	printRecord(c.stdout, rec, now, s.ExpiresAfter, hash)
 	if *showResponse {
-		fmt.Fprintf(c.stdout, "response\n%s\n", rec.Response)
+		fmt.Fprintf(c.stdout, "response\n%s\n", escape(string(rec.Response)))
 	}
 	return exitOK
 }

@@ -53,15 +53,15 @@ func (c *cli) lint(_ context.Context, args []string) int {
 	}
 	t, err := template.Read(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(c.stderr, "idempotency lint: %v\n", err)
+		fmt.Fprintf(c.stderr, "idempotency lint: %s\n", escape(err.Error()))
 		return exitUsage
 	}
 	findings := lint.Check(t)
 	for _, f := range findings {
-		fmt.Fprintln(c.stdout, f)
+		fmt.Fprintln(c.stdout, escape(f.String()))
 	}
 	if len(findings) > 0 {
-		fmt.Fprintf(c.stderr, "idempotency lint: %s of the delivery rules in %s\n", count(len(findings), "breach", "breaches"), fs.Arg(0))
+		fmt.Fprintf(c.stderr, "idempotency lint: %s of the delivery rules in %s\n", count(len(findings), "breach", "breaches"), escape(fs.Arg(0)))
 		return exitFailed
 	}
 	return exitOK

@@ -111,7 +111,7 @@ func (c *cli) list(ctx context.Context, args []string) int {
 		for _, err := range page.Corrupted {
 			corrupted++
 			progress(true)
-			fmt.Fprintf(c.stderr, "idempotency list: %v\n", err)
+			fmt.Fprintf(c.stderr, "idempotency list: %s\n", escape(err.Error()))
 		}
 		stop := false
 		for _, rec := range page.Records {
@@ -130,7 +130,7 @@ func (c *cli) list(ctx context.Context, args []string) int {
 				if v.AgeSeconds != nil {
 					age = (time.Duration(*v.AgeSeconds) * time.Second).String()
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Key, v.Status, age, orNone(v.Expiry), orNone(v.LeaseEnd), orNone(v.LeaseToken))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(v.Key), printable(v.Status), age, orNone(v.Expiry), orNone(v.LeaseEnd), orNone(printable(v.LeaseToken)))
 			}
 			if stop = *limit > 0 && matched >= *limit; stop {
 				break

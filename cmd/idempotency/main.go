@@ -199,7 +199,7 @@ func argCount(lo, hi int) string {
 
 // fail reports err for the command name and returns exitFailed.
 func (c *cli) fail(name string, err error) int {
-	fmt.Fprintf(c.stderr, "idempotency %s: %v\n", name, err)
+	fmt.Fprintf(c.stderr, "idempotency %s: %s\n", name, escape(err.Error()))
 	return exitFailed
 }
 
@@ -223,6 +223,6 @@ func count(n int, one, many string) string {
 
 // usageError reports a bad command line and returns exitUsage.
 func (c *cli) usageError(name string, format string, args ...any) int {
-	fmt.Fprintf(c.stderr, "idempotency %s: %s\n", name, fmt.Sprintf(format, args...))
+	fmt.Fprintf(c.stderr, "idempotency %s: %s\n", name, escape(fmt.Sprintf(format, args...)))
 	return exitUsage
 }

@@ -104,10 +104,10 @@ func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAft
 	v := view(rec, now, expiresAfter)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
-		fmt.Fprintf(tw, "  %s\t%s\n", name, fmt.Sprintf(format, args...))
+		fmt.Fprintf(tw, "  %s\t%s\n", name, escape(fmt.Sprintf(format, args...)))
 	}
-	field("key", "%s", v.Key)
-	field("status", "%s", v.Status)
+	field("key", "%s", printable(v.Key))
+	field("status", "%s", printable(v.Status))
 	if age, ok := recordAge(rec, now, expiresAfter); ok {
 		field("age", "%s", age.Round(time.Second))
 	}
@@ -115,16 +115,16 @@ func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAft
 	if !rec.LeaseEnd.IsZero() {
 		field("lease end", "%s", when(rec.LeaseEnd, now))
 	}
-	field("lease token", "%s", orNone(v.LeaseToken))
+	field("lease token", "%s", orNone(printable(v.LeaseToken)))
 	switch {
 	case eventHash == "" && v.PayloadHash == "":
 		field("payload hash", "none")
 	case eventHash == "":
-		field("payload hash", "%s", v.PayloadHash)
+		field("payload hash", "%s", printable(v.PayloadHash))
 	case eventHash == v.PayloadHash:
-		field("payload hash", "%s (matches the event's)", v.PayloadHash)
+		field("payload hash", "%s (matches the event's)", printable(v.PayloadHash))
 	default:
-		field("payload hash", "%s (the event's is %s: a delivery of it gets *idempotency.PayloadConflictError)", orNone(v.PayloadHash), eventHash)
+		field("payload hash", "%s (the event's is %s: a delivery of it gets *idempotency.PayloadConflictError)", orNone(printable(v.PayloadHash)), eventHash)
 	}
 	switch {
 	case rec.ResponseOmitted:

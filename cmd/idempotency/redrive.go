@@ -219,17 +219,17 @@ func (r *redrive) dryRun(ctx context.Context, sample int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "dead-letter queue %s\n  about %s to move (%d more in flight, %d delayed)\n", r.dlq.url, count(visible, "message", "messages"), inFlight, delayed)
+	fmt.Fprintf(r.out, "dead-letter queue %s\n  about %s to move (%d more in flight, %d delayed)\n", escape(r.dlq.url), count(visible, "message", "messages"), inFlight, delayed)
 	sources, err := r.sources(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "  the dead-letter queue of: %s\n", orNone(strings.Join(sources, ", ")))
+	fmt.Fprintf(r.out, "  the dead-letter queue of: %s\n", escape(orNone(strings.Join(sources, ", "))))
 	switch {
 	case r.to.url != "":
-		fmt.Fprintf(r.out, "would move them to %s\n", r.to.url)
+		fmt.Fprintf(r.out, "would move them to %s\n", escape(r.to.url))
 	case len(sources) == 1:
-		fmt.Fprintf(r.out, "would move them to %s, their source\n", sources[0])
+		fmt.Fprintf(r.out, "would move them to %s, their source\n", escape(sources[0]))
 	default:
 		fmt.Fprintln(r.out, "would move each to its source queue, by a move task only (give --to to copy)")
 	}
@@ -246,7 +246,7 @@ func (r *redrive) dryRun(ctx context.Context, sample int) error {
 			r.describe(i+1, m)
 		}
 		if err := r.release(ctx, msgs); err != nil {
-			fmt.Fprintf(r.err, "idempotency redrive: the sample stays hidden for %d s: %v\n", sampleVisibility, err)
+			fmt.Fprintf(r.err, "idempotency redrive: the sample stays hidden for %d s: %v\n", sampleVisibility, escape(err.Error()))
 		}
 	}
 	fmt.Fprintln(r.out, "nothing moved (--dry-run)")
@@ -255,7 +255,7 @@ func (r *redrive) dryRun(ctx context.Context, sample int) error {
 
 // describe writes the sample message m, numbered i.
 func (r *redrive) describe(i int, m types.Message) {
-	line := fmt.Sprintf("  %d. message %s", i, aws.ToString(m.MessageId))
+	line := fmt.Sprintf("  %d. message %s", i, printable(aws.ToString(m.MessageId)))
 	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 		line += fmt.Sprintf(", sent %s ago", r.now().Sub(time.UnixMilli(ms)).Round(time.Second))
 	}
@@ -267,11 +267,11 @@ func (r *redrive) describe(i int, m types.Message) {
 	if len(body) > 200 {
 		body = body[:200] + "..."
 	}
-	fmt.Fprintf(r.out, "     body %s\n", body)
+	fmt.Fprintf(r.out, "     body %s\n", escape(body))
 	if len(m.MessageAttributes) > 0 {
 		names := make([]string, 0, len(m.MessageAttributes))
 		for name := range m.MessageAttributes {
-			names = append(names, name)
+			names = append(names, printable(name))
 		}
 		fmt.Fprintf(r.out, "     attributes %s\n", strings.Join(names, ", "))
 	}
@@ -321,7 +321,7 @@ func (r *redrive) move(ctx context.Context, method string) error {
 		if method == methodTask || !errors.As(err, &unavailable) {
 			return err
 		}
-		fmt.Fprintf(r.err, "idempotency redrive: %v; moving by receive, send, delete instead\n", err)
+		fmt.Fprintf(r.err, "idempotency redrive: %s; moving by receive, send, delete instead\n", escape(err.Error()))
 	}
 	return r.copyMessages(ctx)
 }

@@ -32,7 +32,7 @@ func (r *redrive) copyMessages(ctx context.Context) error {
 	var firstFailure string
 	summary := func() {
 		r.clearProgress()
-		fmt.Fprintf(r.out, "moved %d messages from %s to %s by receive, send, delete, in %s\n", moved, r.dlq.url, dest.url, r.now().Sub(start).Round(time.Second))
+		fmt.Fprintf(r.out, "moved %d messages from %s to %s by receive, send, delete, in %s\n", moved, escape(r.dlq.url), escape(dest.url), r.now().Sub(start).Round(time.Second))
 		if undeleted > 0 {
 			fmt.Fprintf(r.out, "%d of them were sent but could not be deleted from the dead-letter queue: they move again on the next run, which the consumer's idempotency makes harmless\n", undeleted)
 		}

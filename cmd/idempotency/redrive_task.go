@@ -30,7 +30,7 @@ func (r *redrive) task(ctx context.Context) error {
 		return &taskUnavailableError{err: err}
 	}
 	handle := aws.ToString(out.TaskHandle)
-	fmt.Fprintf(r.out, "move task started: %s to %s\n", r.dlq.url, dest)
+	fmt.Fprintf(r.out, "move task started: %s to %s\n", escape(r.dlq.url), escape(dest))
 	tick := time.NewTicker(r.pollEvery)
 	defer tick.Stop()
 	var moved int64
@@ -62,7 +62,7 @@ func (r *redrive) task(ctx context.Context) error {
 			}
 		case "COMPLETED":
 			r.clearProgress()
-			fmt.Fprintf(r.out, "moved %d messages from %s to %s by a move task, in %s\n", moved, r.dlq.url, dest, r.now().Sub(start).Round(time.Second))
+			fmt.Fprintf(r.out, "moved %d messages from %s to %s by a move task, in %s\n", moved, escape(r.dlq.url), escape(dest), r.now().Sub(start).Round(time.Second))
 			return nil
 		default:
 			r.clearProgress()
