@@ -24,9 +24,14 @@ reconciles it) is refused unless --force: deleting it lets a duplicate run
 the handler while the first still runs. Forgetting a COMPLETED record means
 its effect runs again on the next delivery.
 
+A record that is already gone (deleted by an earlier run, or expired and
+removed) is not an error: forget says so and succeeds, so that a runbook
+can be run again.
+
 ` + targetAbout + `
-Exit status: 0 when the record was deleted, 1 when it was not (refused,
-changed, absent, or an AWS or Redis error), 2 on a bad command line.
+Exit status: 0 when the record is gone (deleted now, or already absent), 1
+when it was not deleted (refused, changed, or an AWS or Redis error), 2
+when the command line, or a file it names, cannot be read.
 `
 
 // expectation is the record the operator saw: forget and resolve refuse
@@ -76,6 +81,10 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 	}
 	defer sub.store.close()
 	rec, err := sub.store.Get(ctx, sub.key)
+	if errors.Is(err, idempotency.ErrRecordNotFound) {
+		c.gone(sub)
+		return exitOK
+	}
 	if err != nil {
 		return c.fail("forget", err)
 	}
@@ -86,14 +95,45 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 	if err := sub.store.Delete(ctx, rec); err != nil {
 		return c.changed(ctx, "forget", "not deleted", sub, err)
 	}
-	c.show("deleted", rec, sub)
-	return exitOK
+	c.before("deleted", rec, sub)
+	return c.current(ctx, "forget", sub)
 }
 
-// show writes rec under a title.
+// show writes rec under a title, with what the next delivery of its event
+// meets.
 func (c *cli) show(title string, rec *idempotency.Record, sub *subject) {
 	fmt.Fprintln(c.stdout, title)
-	printRecord(c.stdout, rec, c.now(), sub.settings.ExpiresAfter, "")
+	now := c.now()
+	printRecord(c.stdout, rec, now, sub.settings.ExpiresAfter, "", next(rec, now))
+}
+
+// before writes rec as it was before the command deleted or replaced it,
+// under a title: what a delivery would have met is no longer true, and is
+// left out (current says what it meets now).
+func (c *cli) before(title string, rec *idempotency.Record, sub *subject) {
+	fmt.Fprintln(c.stdout, title)
+	printRecord(c.stdout, rec, c.now(), sub.settings.ExpiresAfter, "", "")
+}
+
+// gone says that the record of sub is absent: a delete asked for is
+// already done.
+func (c *cli) gone(sub *subject) {
+	fmt.Fprintf(c.stdout, "no record of key %s: already gone, nothing to delete; the next delivery runs the handler\n", printable(sub.key))
+}
+
+// current writes what the record of sub is after a write of the command,
+// read again: absent, or another record that an invocation wrote since.
+func (c *cli) current(ctx context.Context, name string, sub *subject) int {
+	rec, err := sub.store.Get(ctx, sub.key)
+	switch {
+	case errors.Is(err, idempotency.ErrRecordNotFound):
+		fmt.Fprintf(c.stdout, "now no record of key %s: the next delivery runs the handler\n", printable(sub.key))
+	case err != nil:
+		return c.fail(name, fmt.Errorf("the record cannot be read again: %w", err))
+	default:
+		c.show("the record now, written since", rec, sub)
+	}
+	return exitOK
 }
 
 // changed reports a conditional write that failed with err: when the

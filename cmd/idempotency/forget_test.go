@@ -70,19 +70,27 @@ func TestForget(t *testing.T) {
 			}
 			w.h.run(t, w.cmd("forget", "--status", "UNCERTAIN", file)...).want(t, exitFailed)
 
-			// As seen: deleted, and the event runs again.
+			// As seen: deleted, and the event runs again. What a delivery
+			// met before the delete is not shown as if it still held.
 			r = w.h.run(t, w.cmd("forget", "--token", rec.LeaseToken, "--status", "completed", file)...).want(t, exitOK)
-			wantContains(t, r, "deleted", key, rec.LeaseToken, "COMPLETED")
+			wantContains(t, r, "deleted", key, rec.LeaseToken, "COMPLETED", "now no record of key "+key+": the next delivery runs the handler")
+			if strings.Contains(r.stdout, "gets the stored response") {
+				t.Errorf("forget shows the deleted record's verdict:\n%s", r.stdout)
+			}
 			if w.get(t, key) != nil {
 				t.Fatal("the record is still there")
 			}
+
+			// Run again, as a runbook is: the record is already gone,
+			// which is what was asked.
+			r = w.h.run(t, w.cmd("forget", "--token", rec.LeaseToken, "--status", "completed", file)...).want(t, exitOK)
+			wantContains(t, r, "no record of key "+key+": already gone")
+			w.h.run(t, w.at("forget", "--key", "orders-fn#nothing")...).want(t, exitOK)
+
 			w.shop.invoke(t, ev)
 			if n := w.shop.effectsOf("o-1"); n != 2 {
 				t.Errorf("after forget, the effect ran %d times, want 2", n)
 			}
-
-			// Gone: nothing to forget.
-			w.h.run(t, w.at("forget", "--key", "orders-fn#nothing")...).want(t, exitFailed)
 		})
 	}
 }
@@ -226,8 +234,16 @@ func TestResolve(t *testing.T) {
 			}
 
 			// It did not: deleted, and the next delivery runs the handler.
+			// Run again, it finds the record gone, as asked.
 			ev, file = uncertain("u-2")
-			w.h.run(t, w.cmd("resolve", "--failed", file)...).want(t, exitOK)
+			r = w.h.run(t, w.cmd("resolve", "--failed", file)...).want(t, exitOK)
+			wantContains(t, r, "resolved as failed: deleted", "now no record of key")
+			if strings.Contains(r.stdout, "UncertainError") {
+				t.Errorf("resolve --failed shows the deleted record's verdict:\n%s", r.stdout)
+			}
+			r = w.h.run(t, w.cmd("resolve", "--failed", file)...).want(t, exitOK)
+			wantContains(t, r, "already gone")
+			w.h.run(t, w.cmd("resolve", "--completed", "--response", response, file)...).want(t, exitFailed)
 			w.shop.invoke(t, strings.Replace(ev, `,"uncertain":true`, "", 1))
 			if n := w.shop.effectsOf("u-2"); n != 2 {
 				t.Errorf("after resolve --failed, the effect ran %d times, want 2", n)

@@ -16,7 +16,9 @@ decodes as JSON, and what the next delivery of the event meets.
 
 ` + targetAbout + `
 Exit status: 0 when the key was computed and looked up (whether or not it
-has a record), 1 when it could not be, 2 on a bad command line.
+has a record), 1 when it could not be (the function refuses the event or
+its settings, or an AWS or Redis error), 2 when the command line, or a
+file it names (the template, the event), cannot be read.
 `
 
 // inspection is inspect's -json output.
@@ -112,7 +114,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	if sub.fromEvent && s.PayloadValidation != "" {
 		hash = sub.hash
 	}
-	printRecord(c.stdout, rec, now, s.ExpiresAfter, hash)
+	printRecord(c.stdout, rec, now, s.ExpiresAfter, hash, next(rec, now))
 	if *showResponse {
 		fmt.Fprintf(c.stdout, "response\n%s\n", escape(string(rec.Response)))
 	}

@@ -25,10 +25,13 @@
 // powertools/idempotency/redisstore with --store redis: the server is
 // --redis-url, else REDIS_URL, --cluster for a Redis Cluster.
 //
-// Exit status: 0 when the command did what was asked (lint: no breach), 1
-// when it did not (a record changed, a breach, an AWS or Redis error), 2
-// when the command line or the template cannot be read. docs/operations.md,
-// in the repository, has a session of each command.
+// Exit status: 0 when the command did what was asked (inspect: the key was
+// computed and looked up; forget: the record is gone, deleted now or
+// before; lint: no breach), 1 when it did not (a record refused or changed,
+// a breach, settings the function itself refuses, an AWS or Redis error),
+// 2 when the command line, or a file it names (a template, an event, a
+// response), cannot be read. docs/operations.md, in the repository, has the
+// table of each command's and a session of each command.
 package main
 
 import (
@@ -197,11 +200,27 @@ func argCount(lo, hi int) string {
 	return fmt.Sprintf("%d to %d arguments", lo, hi)
 }
 
-// fail reports err for the command name and returns exitFailed.
+// fail reports err for the command name and returns exitUsage for an
+// *inputError, else exitFailed.
 func (c *cli) fail(name string, err error) int {
 	fmt.Fprintf(c.stderr, "idempotency %s: %s\n", name, escape(err.Error()))
+	if _, ok := errors.AsType[*inputError](err); ok {
+		return exitUsage
+	}
 	return exitFailed
 }
+
+// inputError is a command line, or a file that it names, that cannot be
+// read: a template that is missing or not YAML, a resource it does not
+// define, an event file that cannot be opened. The command ends with
+// exitUsage, as for a bad flag: nothing was looked up.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+// badInput returns err as an *inputError.
+func badInput(err error) error { return &inputError{err} }
 
 // getenv returns the environment variable name, or "".
 func (c *cli) getenv(name string) string {

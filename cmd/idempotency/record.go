@@ -99,8 +99,9 @@ func timestamp(t time.Time) string {
 
 // printRecord writes rec for a person: one field a line, times with how
 // far they are from now. eventHash, when not empty, is the payload hash of
-// the event the record was looked up by.
-func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAfter time.Duration, eventHash string) {
+// the event the record was looked up by; nextDelivery, when not empty,
+// what the next delivery of it meets.
+func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAfter time.Duration, eventHash, nextDelivery string) {
 	v := view(rec, now, expiresAfter)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
@@ -136,7 +137,9 @@ func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAft
 	default:
 		field("response", "%d bytes, does NOT decode as JSON", v.ResponseBytes)
 	}
-	field("next delivery", "%s", v.Next)
+	if nextDelivery != "" {
+		field("next delivery", "%s", nextDelivery)
+	}
 	tw.Flush()
 }
 

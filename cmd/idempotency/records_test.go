@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -321,20 +322,48 @@ Resources:
 	r = env.run(t, "inspect", "--template", tmpl, "--resource", "Fn", "--table", w.table, "--key-prefix", "other", file).want(t, exitOK)
 	wantContains(t, r, "no record of key other#")
 
+	// Exit 1: the function itself would not key the event, or the
+	// store is not there.
 	for name, args := range map[string][]string{
-		"no key, no event":      {"inspect", "--table", w.table},
-		"both":                  {"inspect", "--table", w.table, "--key", key, file},
-		"no table":              {"inspect", "--event-key", "order_id", "--function-name", "f", file},
-		"no prefix":             {"inspect", "--table", w.table, "--event-key", "order_id", file},
-		"an event without key":  {"inspect", "--table", w.table, "--event-key", "nothing", "--function-name", "f", file},
-		"not JSON":              {"inspect", "--table", w.table, "--function-name", "f", writeFile(t, "bad.json", "{")},
-		"template, no resource": {"inspect", "--template", tmpl, file},
-		"no such resource":      {"inspect", "--template", tmpl, "--resource", "Table", file},
+		"no table":             {"inspect", "--event-key", "order_id", "--function-name", "f", file},
+		"an event without key": {"inspect", "--table", w.table, "--event-key", "nothing", "--function-name", "f", file},
+		"not JSON":             {"inspect", "--table", w.table, "--function-name", "f", writeFile(t, "bad.json", "{")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := (&harness{endpoint: w.h.endpoint}).run(t, args...).want(t, exitFailed)
 			if r.stderr == "" {
 				t.Errorf("no reason given: %v", r)
+			}
+		})
+	}
+}
+
+// TestUnreadableInput: a command line, or a file it names, that cannot be
+// read ends the record commands with exit 2, as docs/operations.md says,
+// before anything is looked up.
+func TestUnreadableInput(t *testing.T) {
+	tmpl := writeFile(t, "template.yaml", "Resources:\n  Fn:\n    Type: AWS::Serverless::Function\n")
+	event := writeFile(t, "event.json", `{"order_id":"o-1"}`)
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	notYAML := writeFile(t, "bad.yaml", "Resources: [\n")
+	for name, args := range map[string][]string{
+		"template missing":       {"inspect", "--table", "t", "--template", missing, "--resource", "Fn", event},
+		"template not YAML":      {"inspect", "--table", "t", "--template", notYAML, "--resource", "Fn", event},
+		"template, no resource":  {"inspect", "--table", "t", "--template", tmpl, event},
+		"no such resource":       {"inspect", "--table", "t", "--template", tmpl, "--resource", "Table", event},
+		"resource, no template":  {"inspect", "--table", "t", "--resource", "Fn", event},
+		"event file missing":     {"inspect", "--table", "t", "--function-name", "f", filepath.Join(t.TempDir(), "event.json")},
+		"no key, no event":       {"inspect", "--table", "t"},
+		"key and event":          {"inspect", "--table", "t", "--key", "k", event},
+		"no prefix":              {"inspect", "--table", "t", "--event-key", "order_id", event},
+		"forget, template":       {"forget", "--table", "t", "--template", missing, "--resource", "Fn", event},
+		"resolve, template":      {"resolve", "--table", "t", "--failed", "--template", notYAML, "--resource", "Fn", event},
+		"resolve, response file": {"resolve", "--table", "t", "--key", "k", "--completed", "--response", missing},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := (&harness{endpoint: "http://127.0.0.1:1"}).run(t, args...).want(t, exitUsage)
+			if r.stderr == "" || r.stdout != "" {
+				t.Errorf("want a reason, and nothing on stdout: %v", r)
 			}
 		})
 	}

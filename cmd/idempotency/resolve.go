@@ -28,9 +28,15 @@ refuses one that an invocation is reconciling unless --force. The response
 must be what the handler's result encodes to (encoding/json): a duplicate
 decodes it into the handler's result type.
 
+A record that is already gone is settled for --failed, which says so and
+succeeds, as forget does; for --completed, it is an error: there is no
+record to complete.
+
 ` + targetAbout + `
-Exit status: 0 when the record was settled, 1 when it was not (refused,
-changed, absent, or an AWS or Redis error), 2 on a bad command line.
+Exit status: 0 when the record was settled (with --failed, also when it
+was already gone), 1 when it was not (refused, changed, absent, or an AWS
+or Redis error), 2 when the command line, or a file it names, cannot be
+read.
 `
 
 func (c *cli) resolve(ctx context.Context, args []string) int {
@@ -58,7 +64,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		}
 		raw, err := c.readEvent(*responseFile)
 		if err != nil {
-			return c.fail("resolve", err)
+			return c.fail("resolve", badInput(err))
 		}
 		// Stored as the handler's encoder writes it: compact, no newline.
 		var buf bytes.Buffer
@@ -76,6 +82,13 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	}
 	defer sub.store.close()
 	rec, err := sub.store.Get(ctx, sub.key)
+	if errors.Is(err, idempotency.ErrRecordNotFound) && *failed {
+		c.gone(sub)
+		return exitOK
+	}
+	if errors.Is(err, idempotency.ErrRecordNotFound) {
+		return c.fail("resolve", fmt.Errorf("no record of key %s: there is nothing to complete", sub.key))
+	}
 	if err != nil {
 		return c.fail("resolve", err)
 	}
@@ -91,8 +104,8 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		if err := sub.store.Delete(ctx, rec); err != nil {
 			return c.changed(ctx, "resolve", "not resolved", sub, err)
 		}
-		c.show("resolved as failed: deleted", rec, sub)
-		return exitOK
+		c.before("resolved as failed: deleted", rec, sub)
+		return c.current(ctx, "resolve", sub)
 	}
 	now := c.now()
 	done := &idempotency.Record{
@@ -113,7 +126,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		}
 		return c.changed(ctx, "resolve", "not resolved", sub, err)
 	}
-	c.show("was", rec, sub)
+	c.before("was", rec, sub)
 	// As stored: the expiry in seconds, the times in milliseconds.
 	if stored, err := sub.store.Get(ctx, sub.key); err == nil {
 		done = stored

@@ -87,22 +87,22 @@ func (t *target) function(environ func() []string) (*function, string, error) {
 	switch {
 	case t.templatePath != "":
 		if t.resource == "" {
-			return nil, "", errors.New("--template needs --resource, the function's logical ID")
+			return nil, "", badInput(errors.New("--template needs --resource, the function's logical ID"))
 		}
 		tmpl, err := template.Read(t.templatePath)
 		if err != nil {
-			return nil, "", err
+			return nil, "", badInput(err)
 		}
 		fn := tmpl.Function(t.resource)
 		if fn == nil {
-			return nil, "", fmt.Errorf("%s: no function %q", t.templatePath, t.resource)
+			return nil, "", badInput(fmt.Errorf("%s: no function %q", t.templatePath, t.resource))
 		}
 		if f.code, err = fn.Code(); err != nil {
-			return nil, "", fmt.Errorf("%s: %s: %w", t.templatePath, t.resource, err)
+			return nil, "", badInput(fmt.Errorf("%s: %s: %w", t.templatePath, t.resource, err))
 		}
 		f.env = fn.Env()
 	case t.resource != "":
-		return nil, "", errors.New("--resource needs --template")
+		return nil, "", badInput(errors.New("--resource needs --template"))
 	default:
 		for _, kv := range environ() {
 			if name, value, _ := strings.Cut(kv, "="); handler.Variable(name) {
@@ -156,7 +156,7 @@ type subject struct {
 // a store and a key. The caller closes sub.store.
 func (c *cli) subject(ctx context.Context, t *target, args []string) (sub *subject, err error) {
 	if (t.key == "") == (len(args) == 0) {
-		return nil, errors.New("give either --key or an EVENT_FILE")
+		return nil, badInput(errors.New("give either --key or an EVENT_FILE"))
 	}
 	f, table, err := t.function(c.environ)
 	if err != nil {
@@ -177,7 +177,7 @@ func (c *cli) subject(ctx context.Context, t *target, args []string) (sub *subje
 	}
 	event, err := c.readEvent(args[0])
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	sub.fromEvent = true
 	if sub.key, sub.hash, err = keyOf(store, f, event); err != nil {
@@ -201,7 +201,7 @@ func (c *cli) readEvent(name string) ([]byte, error) {
 // does, by its own code (see handler.New).
 func keyOf(store idempotency.Store, f *function, event []byte) (key, hash string, err error) {
 	if f.settings.KeyPrefix == "" {
-		return "", "", errors.New("no key prefix: the key starts with the deployed function's name; give --function-name (or --key-prefix, when the function sets one)")
+		return "", "", badInput(errors.New("no key prefix: the key starts with the deployed function's name; give --function-name (or --key-prefix, when the function sets one)"))
 	}
 	h, err := handler.New(store, f.code, f.settings, f.env)
 	if err != nil {
