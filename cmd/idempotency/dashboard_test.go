@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
 	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -198,11 +199,18 @@ func TestDashboardReadsTheWrittenMetrics(t *testing.T) {
 				t.Errorf("%s: dimensions %v, want FunctionName and KeyPrefix of one function", id, dims)
 				continue
 			}
-			env := fn.Env()
-			env[template.FunctionNameEnv] = "deployed-name"
-			code, _ := fn.Code()
-			if s, err := template.Resolve(code, env); err != nil || s.KeyPrefix != "deployed-name" {
-				t.Errorf("%s: the key prefix of %s is %q (%v), not its name: the alarm's KeyPrefix dimension is wrong", id, fn.ID, s.KeyPrefix, err)
+			f, err := handler.FromTemplate(fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Env[template.FunctionNameEnv] = handler.Setting{Value: "deployed-name", Source: "Lambda"}
+			w, err := handler.New(f, time.Now)
+			var prefix handler.Resolved
+			if err == nil {
+				prefix, _ = w.Setting("KeyPrefix")
+			}
+			if prefix.Value != "deployed-name" {
+				t.Errorf("%s: the key prefix of %s is %q (%v), not its name: the alarm's KeyPrefix dimension is wrong", id, fn.ID, prefix.Value, err)
 			}
 		}
 	}

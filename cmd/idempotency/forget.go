@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -80,16 +81,20 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 		return c.fail("forget", err)
 	}
 	defer sub.store.close()
-	rec, err := sub.store.Get(ctx, sub.key)
-	if errors.Is(err, idempotency.ErrRecordNotFound) {
-		c.gone(sub)
-		return exitOK
+	d, err := sub.read(ctx)
+	if err == nil {
+		err = sub.keyed(d, c.now)
 	}
 	if err != nil {
 		return c.fail("forget", err)
 	}
+	rec := d.Record
+	if rec == nil {
+		c.gone(d)
+		return exitOK
+	}
 	if err := want.check(rec, c); err != nil {
-		c.show("the record", rec, sub)
+		c.show("the record", d, sub)
 		return c.fail("forget", err)
 	}
 	if err := sub.store.Delete(ctx, rec); err != nil {
@@ -99,12 +104,12 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 	return c.current(ctx, "forget", sub)
 }
 
-// show writes rec under a title, with what the next delivery of its event
-// meets.
-func (c *cli) show(title string, rec *idempotency.Record, sub *subject) {
+// show writes the record that d met under a title, with what the next
+// delivery meets.
+func (c *cli) show(title string, d *handler.Delivery, sub *subject) {
 	fmt.Fprintln(c.stdout, title)
 	now := c.now()
-	printRecord(c.stdout, rec, now, sub.settings.ExpiresAfter, "", next(rec, now))
+	printRecord(c.stdout, d.Record, now, sub.wrapper.ExpiresAfter, d.PayloadHash, says(d, now))
 }
 
 // before writes rec as it was before the command deleted or replaced it,
@@ -112,26 +117,25 @@ func (c *cli) show(title string, rec *idempotency.Record, sub *subject) {
 // left out (current says what it meets now).
 func (c *cli) before(title string, rec *idempotency.Record, sub *subject) {
 	fmt.Fprintln(c.stdout, title)
-	printRecord(c.stdout, rec, c.now(), sub.settings.ExpiresAfter, "", "")
+	printRecord(c.stdout, rec, c.now(), sub.wrapper.ExpiresAfter, "", "")
 }
 
-// gone says that the record of sub is absent: a delete asked for is
-// already done.
-func (c *cli) gone(sub *subject) {
-	fmt.Fprintf(c.stdout, "no record of key %s: already gone, nothing to delete; the next delivery runs the handler\n", printable(sub.key))
+// gone says that d found no record: a delete asked for is already done.
+func (c *cli) gone(d *handler.Delivery) {
+	fmt.Fprintf(c.stdout, "no record of key %s: already gone, nothing to delete; %s\n", printable(d.Key), escape(says(d, c.now())))
 }
 
 // current writes what the record of sub is after a write of the command,
 // read again: absent, or another record that an invocation wrote since.
 func (c *cli) current(ctx context.Context, name string, sub *subject) int {
-	rec, err := sub.store.Get(ctx, sub.key)
+	d, err := sub.read(ctx)
 	switch {
-	case errors.Is(err, idempotency.ErrRecordNotFound):
-		fmt.Fprintf(c.stdout, "now no record of key %s: the next delivery runs the handler\n", printable(sub.key))
 	case err != nil:
 		return c.fail(name, fmt.Errorf("the record cannot be read again: %w", err))
+	case d.Record == nil:
+		fmt.Fprintf(c.stdout, "now no record of key %s: %s\n", printable(d.Key), escape(says(d, c.now())))
 	default:
-		c.show("the record now, written since", rec, sub)
+		c.show("the record now, written since", d, sub)
 	}
 	return exitOK
 }
@@ -142,13 +146,13 @@ func (c *cli) changed(ctx context.Context, name, what string, sub *subject, err 
 	if !errors.Is(err, idempotency.ErrLeaseLost) {
 		return c.fail(name, err)
 	}
-	now, err := sub.store.Get(ctx, sub.key)
+	d, err := sub.read(ctx)
 	switch {
-	case errors.Is(err, idempotency.ErrRecordNotFound):
-		return c.fail(name, fmt.Errorf("%s: the record was deleted meanwhile", what))
 	case err != nil:
 		return c.fail(name, fmt.Errorf("%s: the record changed meanwhile, and cannot be read now: %w", what, err))
+	case d.Record == nil:
+		return c.fail(name, fmt.Errorf("%s: the record was deleted meanwhile", what))
 	}
-	c.show("the record now", now, sub)
+	c.show("the record now", d, sub)
 	return c.fail(name, fmt.Errorf("%s: the record changed meanwhile", what))
 }

@@ -73,7 +73,7 @@ func TestForget(t *testing.T) {
 			// As seen: deleted, and the event runs again. What a delivery
 			// met before the delete is not shown as if it still held.
 			r = w.h.run(t, w.cmd("forget", "--token", rec.LeaseToken, "--status", "completed", file)...).want(t, exitOK)
-			wantContains(t, r, "deleted", key, rec.LeaseToken, "COMPLETED", "now no record of key "+key+": the next delivery runs the handler")
+			wantContains(t, r, "deleted", key, rec.LeaseToken, "COMPLETED", "now no record of key "+key+": a delivery runs the handler")
 			if strings.Contains(r.stdout, "gets the stored response") {
 				t.Errorf("forget shows the deleted record's verdict:\n%s", r.stdout)
 			}

@@ -2,17 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
+	"text/tabwriter"
 
-	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
-	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 )
 
 const inspectAbout = `Computes the idempotency key of an event as its function does, and shows
-the record of that key: status, age, expiry, lease end, lease token, payload
-hash (and whether it matches the event's), whether the stored response
-decodes as JSON, and what the next delivery of the event meets.
+the function's settings, each with where it was read, and the record of
+that key: status, age, expiry, lease end, lease token, payload hash (and
+whether it matches the event's), whether the stored response decodes as
+JSON, and what the next delivery of the event meets. With --key instead
+of an event, the payload is not checked: the next delivery is one of the
+same request.
 
 ` + targetAbout + `
 Exit status: 0 when the key was computed and looked up (whether or not it
@@ -32,29 +35,68 @@ type inspection struct {
 	// event, a record or validation.
 	PayloadHashMatches *bool       `json:"payload_hash_matches"`
 	Record             *recordView `json:"record"`
+	// Next is what the next delivery meets.
+	Next verdictView `json:"next"`
 	// Response is the stored response, with -response.
 	Response *string `json:"response,omitempty"`
 }
 
-// settingView is the settings a key was computed with.
+// settingView is the settings a key was computed with: each the value the
+// library is given, and in Sources where it was read.
 type settingView struct {
 	WrapFunc          string `json:"wrap_func,omitempty"`
 	EventKey          string `json:"event_key"`
 	PayloadValidation string `json:"payload_validation"`
-	KeyPrefix         string `json:"key_prefix"`
-	KeyRequired       bool   `json:"key_required"`
-	ExpiresAfter      string `json:"expires_after"`
+	// KeyPrefix is the prefix of the key, as the library made it.
+	KeyPrefix     string            `json:"key_prefix"`
+	KeyRequired   bool              `json:"key_required"`
+	ExpiresAfter  string            `json:"expires_after"`
+	Compatibility string            `json:"compatibility"`
+	Hash          string            `json:"hash"`
+	PythonHandler string            `json:"python_handler,omitempty"`
+	AbandonPolicy string            `json:"abandon_policy"`
+	Sources       map[string]string `json:"sources"`
 }
 
-func settingsView(s template.Settings) settingView {
-	return settingView{
-		WrapFunc:          s.WrapFunc,
-		EventKey:          s.EventKey,
-		PayloadValidation: s.PayloadValidation,
-		KeyPrefix:         s.KeyPrefix,
-		KeyRequired:       s.KeyRequired,
-		ExpiresAfter:      s.ExpiresAfter.String(),
+func settingsView(w *handler.Wrapper, key string) settingView {
+	v := settingView{ExpiresAfter: w.ExpiresAfter.String(), Sources: map[string]string{}}
+	for _, s := range w.Settings {
+		v.Sources[s.Name] = s.Source
+		switch s.Name {
+		case "WrapFunc":
+			v.WrapFunc = s.Value
+		case "EventKey":
+			v.EventKey = s.Value
+		case "PayloadValidation":
+			v.PayloadValidation = s.Value
+		case "KeyPrefix":
+			v.KeyPrefix = s.Value
+		case "KeyRequired":
+			v.KeyRequired = s.Value == "true"
+		case "Compatibility":
+			v.Compatibility = s.Value
+		case "Hash":
+			v.Hash = s.Value
+		case "PythonHandler":
+			v.PythonHandler = s.Value
+		case "AbandonPolicy":
+			v.AbandonPolicy = s.Value
+		}
 	}
+	if prefix, ok := keyPrefix(key); ok {
+		v.KeyPrefix = prefix
+	}
+	return v
+}
+
+// keyPrefix returns the part of key before its last "#": the key prefix,
+// as the library wrote it (a hash is hex or base64, without "#").
+func keyPrefix(key string) (string, bool) {
+	i := strings.LastIndexByte(key, '#')
+	if i < 0 {
+		return "", false
+	}
+	return key[:i], true
 }
 
 func (c *cli) inspect(ctx context.Context, args []string) int {
@@ -75,19 +117,24 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	}
 	defer sub.store.close()
 	now := c.now()
-	rec, err := sub.store.Get(ctx, sub.key)
-	if errors.Is(err, idempotency.ErrRecordNotFound) {
-		rec, err = nil, nil
-	}
+	d, err := sub.read(ctx)
 	if err != nil {
 		return c.fail("inspect", err)
 	}
-	out := inspection{Key: sub.key, Settings: settingsView(sub.settings), EventPayloadHash: sub.hash}
+	fromEvent := sub.event != nil
+	if fromEvent && !*asJSON {
+		c.printSettings(sub.wrapper, d.Key)
+	}
+	if err := sub.keyed(d, c.now); err != nil {
+		return c.fail("inspect", err)
+	}
+	rec := d.Record
+	out := inspection{Key: d.Key, Settings: settingsView(sub.wrapper, d.Key), EventPayloadHash: d.PayloadHash, Next: verdict(d, now)}
 	if rec != nil {
-		v := view(rec, now, sub.settings.ExpiresAfter)
+		v := view(rec, now, sub.wrapper.ExpiresAfter, out.Next.Says)
 		out.Record = &v
-		if sub.fromEvent && sub.settings.PayloadValidation != "" {
-			match := rec.PayloadHash == sub.hash
+		if fromEvent && d.PayloadHash != "" {
+			match := rec.PayloadHash == d.PayloadHash
 			out.PayloadHashMatches = &match
 		}
 		if *showResponse {
@@ -101,22 +148,37 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		}
 		return exitOK
 	}
-	s := sub.settings
-	if sub.fromEvent {
-		fmt.Fprintf(c.stdout, "key %s\n  of the event, with key prefix %q, event key %q, payload validation %q\n", printable(sub.key), s.KeyPrefix, s.EventKey, s.PayloadValidation)
-	}
 	if rec == nil {
-		fmt.Fprintf(c.stdout, "no record of key %s: the next delivery runs the handler\n", printable(sub.key))
+		fmt.Fprintf(c.stdout, "no record of key %s: %s\n", printable(d.Key), escape(out.Next.Says))
 		return exitOK
 	}
 	fmt.Fprintln(c.stdout, "record")
-	hash := ""
-	if sub.fromEvent && s.PayloadValidation != "" {
-		hash = sub.hash
+	next := out.Next.Says
+	if !fromEvent && rec.PayloadHash != "" {
+		next += " (for a delivery of the same payload: without the event, it is not checked)"
 	}
-	printRecord(c.stdout, rec, now, s.ExpiresAfter, hash, next(rec, now))
+	printRecord(c.stdout, rec, now, sub.wrapper.ExpiresAfter, d.PayloadHash, next)
 	if *showResponse {
 		fmt.Fprintf(c.stdout, "response\n%s\n", escape(string(rec.Response)))
 	}
 	return exitOK
+}
+
+// printSettings writes the key of an event and the settings it was
+// computed with, each with where it was read. The key prefix is the one
+// the key has.
+func (c *cli) printSettings(w *handler.Wrapper, key string) {
+	if key != "" {
+		fmt.Fprintf(c.stdout, "key %s\n", printable(key))
+	}
+	fmt.Fprintln(c.stdout, "  of the event, with the function's settings:")
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	for _, s := range w.Settings {
+		value := s.Value
+		if prefix, ok := keyPrefix(key); ok && s.Name == "KeyPrefix" {
+			value = prefix
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s\n", s.Name, escape(fmt.Sprintf("%q", value)), escape("from "+s.Source))
+	}
+	tw.Flush()
 }

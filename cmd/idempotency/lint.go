@@ -27,8 +27,9 @@ wrong, and the fix. The rules (docs/operations.md says why each matters):
                        (queue or stream retention, maximum event age)
   key-path             an idempotent function without a key path
   settings             idempotency settings the function refuses at cold start
-                       (the handler is built, by the library's code, in the
-                       function's environment), or that cannot be read
+                       (the handler is built by the library's code, given the
+                       function's environment as options), or a declaration
+                       in Metadata.Idempotency that cannot be read
 
 A function keeps idempotency records when it sets POWERTOOLS_IDEMPOTENCY_TABLE.
 Settings its code gives outright, which the template cannot see, are
@@ -39,8 +40,13 @@ declared in its Metadata:
       WrapFunc: orders.fulfil   # the key comes from idempotency.WrapFunc's argument
       EventKey: order_id        # WithEventKey
       PayloadValidation: "[customer, amount, currency]"
+      KeyPrefix: orders         # WithKeyPrefix
       KeyRequired: true         # WithKeyRequired
       ExpiresAfter: 96h         # WithExpiresAfter
+      Compatibility: python     # WithCompatibility: own, python or typescript
+      Hash: md5                 # WithHash: md5, sha1, sha224, sha256, sha384, sha512
+      PythonHandler: app.lambda_handler  # WithPythonHandler
+      AbandonPolicy: block      # WithAbandonPolicy: retry, block or uncertain
 
 Exit status: 0 when the template is clean, 1 on any breach, 2 when the
 template cannot be read.

@@ -71,6 +71,22 @@ func TestLintTestdata(t *testing.T) {
 	}
 }
 
+// TestLintSettingsFix: a setting the function refuses is one it fails
+// at cold start with; a declaration that cannot be read is not, since the
+// function never reads it.
+func TestLintSettingsFix(t *testing.T) {
+	r := (&harness{}).run(t, "lint", "testdata/lint/settings.yaml").want(t, exitFailed)
+	for line := range strings.Lines(r.stdout) {
+		coldStart := strings.Contains(line, "fails at cold start")
+		switch {
+		case strings.HasPrefix(line, "Typo: ") && (coldStart || !strings.Contains(line, "never reads it")):
+			t.Errorf("a declaration's fix says the function fails: %s", line)
+		case strings.HasPrefix(line, "BadHash: ") && (!coldStart || !strings.Contains(line, "POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION")):
+			t.Errorf("a variable's fix: %s", line)
+		}
+	}
+}
+
 func TestLintUnreadable(t *testing.T) {
 	for name, path := range map[string]string{
 		"missing":      filepath.Join(t.TempDir(), "template.yaml"),

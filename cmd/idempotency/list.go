@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
@@ -63,13 +66,23 @@ func (c *cli) list(ctx context.Context, args []string) int {
 	if !ok {
 		return c.usageError("list", "-status %q: want stuck, inprogress, uncertain, completed or any", *status)
 	}
-	if *expiresAfter == 0 {
-		s, err := template.Resolve(template.Code{}, map[string]string{template.ExpiresAfterEnv: c.getenv(template.ExpiresAfterEnv)})
-		if err != nil {
-			return c.usageError("list", "%v", err)
+	// What a delivery of each record meets, and how old a record is that
+	// does not say, are for the functions' settings in this command's
+	// environment (the expiry, an abandon policy), with the flag on top.
+	functions := handler.Function{Code: map[string]handler.Setting{}, Env: map[string]handler.Setting{}}
+	for _, kv := range c.environ() {
+		if name, value, _ := strings.Cut(kv, "="); slices.Contains(handler.Variables, name) {
+			functions.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
 		}
-		*expiresAfter = s.ExpiresAfter
 	}
+	if *expiresAfter != 0 {
+		functions.Code["ExpiresAfter"] = handler.Setting{Value: expiresAfter.String(), Source: "--expires-after"}
+	}
+	w, err := handler.Records(functions, c.now)
+	if err != nil {
+		return c.usageError("list", "%v", err)
+	}
+	*expiresAfter = w.ExpiresAfter
 	store, err := c.open(ctx, &where, where.table)
 	if err != nil {
 		return c.fail("list", err)
@@ -118,14 +131,19 @@ func (c *cli) list(ctx context.Context, args []string) int {
 			if !match(rec) {
 				continue
 			}
+			d, err := w.Meet(ctx, rec)
+			if err != nil {
+				return c.fail("list", err)
+			}
+			next := says(d, now)
 			matched++
 			if *asJSON {
 				progress(true)
-				if err := writeJSON(c.stdout, view(rec, now, *expiresAfter)); err != nil {
+				if err := writeJSON(c.stdout, view(rec, now, *expiresAfter, next)); err != nil {
 					return c.fail("list", err)
 				}
 			} else {
-				v := view(rec, now, *expiresAfter)
+				v := view(rec, now, *expiresAfter, next)
 				age := "?"
 				if v.AgeSeconds != nil {
 					age = (time.Duration(*v.AgeSeconds) * time.Second).String()

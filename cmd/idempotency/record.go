@@ -30,13 +30,14 @@ type recordView struct {
 	ResponseBytes   int    `json:"response_bytes"`
 	ResponseJSON    bool   `json:"response_json"`
 	ResponseOmitted bool   `json:"response_omitted,omitempty"`
-	// Next is what the next delivery of the event meets.
+	// Next is what the next delivery of the event meets (see says).
 	Next string `json:"next"`
 }
 
 // view returns rec as the commands show it at now; expiresAfter is the
-// function's record expiry, from which a record's age is derived.
-func view(rec *idempotency.Record, now time.Time, expiresAfter time.Duration) recordView {
+// function's record expiry, from which a record's age is derived, and
+// next what the next delivery meets.
+func view(rec *idempotency.Record, now time.Time, expiresAfter time.Duration, next string) recordView {
 	v := recordView{
 		Key:             rec.Key,
 		Status:          string(rec.Status),
@@ -49,7 +50,7 @@ func view(rec *idempotency.Record, now time.Time, expiresAfter time.Duration) re
 		ResponseBytes:   len(rec.Response),
 		ResponseJSON:    len(rec.Response) > 0 && json.Valid(rec.Response),
 		ResponseOmitted: rec.ResponseOmitted,
-		Next:            next(rec, now),
+		Next:            next,
 	}
 	if age, ok := recordAge(rec, now, expiresAfter); ok {
 		s := int64(age / time.Second)
@@ -71,25 +72,6 @@ func recordAge(rec *idempotency.Record, now time.Time, expiresAfter time.Duratio
 	return 0, false
 }
 
-// next says what the next delivery of the record's event meets at now.
-func next(rec *idempotency.Record, now time.Time) string {
-	switch {
-	case !rec.Expiry.IsZero() && !now.Before(rec.Expiry):
-		return "expired: the next delivery runs the handler"
-	case rec.Status == idempotency.StatusInProgress && !now.Before(rec.LeaseEnd):
-		return "lease ended, its invocation is gone: the next delivery takes the key over and runs the handler, unless the function's abandon policy keeps the key"
-	case rec.Status == idempotency.StatusInProgress:
-		return "an invocation holds the key: a delivery gets *idempotency.InProgressError until the lease ends"
-	case rec.Status == idempotency.StatusUncertain && now.Before(rec.LeaseEnd):
-		return "uncertain, and an invocation is reconciling it until the lease ends: a delivery gets *idempotency.UncertainError"
-	case rec.Status == idempotency.StatusUncertain:
-		return "uncertain: a delivery gets *idempotency.UncertainError (or is reconciled) until it is resolved or expires"
-	case rec.ResponseOmitted:
-		return "completed, response not stored: a delivery gets *idempotency.ResponseNotStoredError"
-	}
-	return "completed: a delivery gets the stored response"
-}
-
 func timestamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -102,7 +84,7 @@ func timestamp(t time.Time) string {
 // the event the record was looked up by; nextDelivery, when not empty,
 // what the next delivery of it meets.
 func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAfter time.Duration, eventHash, nextDelivery string) {
-	v := view(rec, now, expiresAfter)
+	v := view(rec, now, expiresAfter, nextDelivery)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "  %s\t%s\n", name, escape(fmt.Sprintf(format, args...)))
@@ -125,7 +107,7 @@ func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAft
 	case eventHash == v.PayloadHash:
 		field("payload hash", "%s (matches the event's)", printable(v.PayloadHash))
 	default:
-		field("payload hash", "%s (the event's is %s: a delivery of it gets *idempotency.PayloadConflictError)", orNone(printable(v.PayloadHash)), eventHash)
+		field("payload hash", "%s (the event's is %s)", orNone(printable(v.PayloadHash)), eventHash)
 	}
 	switch {
 	case rec.ResponseOmitted:

@@ -268,7 +268,7 @@ func TestInspect(t *testing.T) {
 
 			// An event never seen.
 			r = w.h.run(t, w.cmd("inspect", writeFile(t, "new.json", `{"order_id":"o-2","amount":1}`))...).want(t, exitOK)
-			wantContains(t, r, "no record of key orders-fn#", "the next delivery runs the handler")
+			wantContains(t, r, "no record of key orders-fn#", ": a delivery runs the handler")
 			r = w.h.run(t, w.cmd("inspect", "--json", writeFile(t, "new.json", `{"order_id":"o-2","amount":1}`))...).want(t, exitOK)
 			if !strings.Contains(r.stdout, `"record":null`) {
 				t.Errorf("inspect --json of a new event = %s", r.stdout)

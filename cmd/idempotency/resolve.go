@@ -81,23 +81,26 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		return c.fail("resolve", err)
 	}
 	defer sub.store.close()
-	rec, err := sub.store.Get(ctx, sub.key)
-	if errors.Is(err, idempotency.ErrRecordNotFound) && *failed {
-		c.gone(sub)
-		return exitOK
-	}
-	if errors.Is(err, idempotency.ErrRecordNotFound) {
-		return c.fail("resolve", fmt.Errorf("no record of key %s: there is nothing to complete", sub.key))
+	d, err := sub.read(ctx)
+	if err == nil {
+		err = sub.keyed(d, c.now)
 	}
 	if err != nil {
 		return c.fail("resolve", err)
 	}
-	if rec.Status != idempotency.StatusUncertain {
-		c.show("the record", rec, sub)
+	rec := d.Record
+	switch {
+	case rec == nil && *failed:
+		c.gone(d)
+		return exitOK
+	case rec == nil:
+		return c.fail("resolve", fmt.Errorf("no record of key %s: there is nothing to complete", d.Key))
+	case rec.Status != idempotency.StatusUncertain:
+		c.show("the record", d, sub)
 		return c.fail("resolve", fmt.Errorf("the record is %s, not UNCERTAIN: there is nothing to resolve (forget deletes a record of any status)", rec.Status))
 	}
 	if err := want.check(rec, c); err != nil {
-		c.show("the record", rec, sub)
+		c.show("the record", d, sub)
 		return c.fail("resolve", err)
 	}
 	if *failed {
@@ -111,7 +114,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	done := &idempotency.Record{
 		Key:         rec.Key,
 		Status:      idempotency.StatusComplete,
-		Expiry:      now.Add(sub.settings.ExpiresAfter),
+		Expiry:      now.Add(sub.wrapper.ExpiresAfter),
 		LeaseToken:  newToken(),
 		Response:    response,
 		PayloadHash: rec.PayloadHash,
@@ -127,11 +130,13 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		return c.changed(ctx, "resolve", "not resolved", sub, err)
 	}
 	c.before("was", rec, sub)
-	// As stored: the expiry in seconds, the times in milliseconds.
-	if stored, err := sub.store.Get(ctx, sub.key); err == nil {
-		done = stored
+	// As stored (the expiry in seconds, the times in milliseconds), and
+	// what a delivery meets now.
+	d, err = sub.read(ctx)
+	if err != nil || d.Record == nil {
+		return c.fail("resolve", fmt.Errorf("resolved as completed, but the record cannot be read again: %v", err))
 	}
-	c.show("resolved as completed", done, sub)
+	c.show("resolved as completed", d, sub)
 	return exitOK
 }
 

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,13 +19,22 @@ import (
 
 const targetAbout = `The record is the one of --key, or of the event in EVENT_FILE ("-" for
 standard input), whose key is computed as the function computes it, by
-the library's own code, from the function's settings: those of its entry
-in a SAM template (--template, --resource: its Environment, Globals
-included, and Metadata.Idempotency), else those of this command's
-environment (POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH and the others the
-function reads, AWS_LAMBDA_FUNCTION_NAME), with the flags below on top.
-The table is --table, else the function's POWERTOOLS_IDEMPOTENCY_TABLE
-when it is a plain name.
+the library's own code, from the function's settings, each shown with
+where it was read. They come from, first to last:
+
+  - the flags below, which stand for what the function's code gives;
+  - with --template and --resource, the function's Metadata.Idempotency,
+    which declares what its code gives outright, then its
+    Environment.Variables (Globals included) and FunctionName;
+  - this command's own environment (POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH,
+    POWERTOOLS_IDEMPOTENCY_COMPATIBILITY and every other variable the
+    library reads, AWS_LAMBDA_FUNCTION_NAME), as if it were the function's,
+    for the variables the template does not set.
+
+What a delivery of the event meets ("next delivery") is the answer of the
+library's own handler, built with those settings, over a store that holds
+the record and never writes. The table is --table, else the function's
+POWERTOOLS_IDEMPOTENCY_TABLE when it is a plain name.
 
 ` + storeAbout
 
@@ -41,6 +52,21 @@ func (o *optString) Set(s string) error {
 	return nil
 }
 
+// codeFlags are the flags of the settings a function's code gives, one
+// per entry of Metadata.Idempotency (handler.Entries) but KeyRequired,
+// which is a switch.
+var codeFlags = []struct{ entry, name, usage string }{
+	{"WrapFunc", "wrap-func", "the `name` given to idempotency.WrapFunc, when the key is taken from its argument: EVENT_FILE is then that argument's JSON"},
+	{"EventKey", "event-key", "the key `expression` (WithEventKey; \"\" for the whole event)"},
+	{"PayloadValidation", "payload-validation", "the payload validation `expression` (WithPayloadValidation; \"\" for none)"},
+	{"KeyPrefix", "key-prefix", "the key `prefix` (WithKeyPrefix)"},
+	{"ExpiresAfter", "expires-after", "the record `expiry`, a Go duration (WithExpiresAfter)"},
+	{"Compatibility", "compatibility", "the key and record `format`: own, python or typescript (WithCompatibility)"},
+	{"Hash", "hash", "the `hash` of keys: md5, sha1, sha224, sha256, sha384 or sha512 (WithHash)"},
+	{"PythonHandler", "python-handler", "in python's format, the Python handler's `module.name`, as in the key prefix <function>.<module.name> (WithPythonHandler)"},
+	{"AbandonPolicy", "abandon-policy", "what becomes of a key whose invocation ended without completing: retry, block or uncertain (WithAbandonPolicy)"},
+}
+
 // target is the record a command is about, and the function whose record
 // it is: the flags shared by inspect, forget and resolve.
 type target struct {
@@ -49,12 +75,8 @@ type target struct {
 	templatePath string
 	resource     string
 	functionName optString
-	wrapFunc     optString
-	eventKey     optString
-	validation   optString
-	keyPrefix    optString
+	code         map[string]*optString // by entry
 	keyRequired  bool
-	expiresAfter time.Duration
 }
 
 func (t *target) register(fs *flag.FlagSet) {
@@ -63,97 +85,97 @@ func (t *target) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.templatePath, "template", "", "the SAM `template` that defines the function")
 	fs.StringVar(&t.resource, "resource", "", "the function's logical `ID` in --template")
 	fs.Var(&t.functionName, "function-name", "the deployed function's `name` (AWS_LAMBDA_FUNCTION_NAME), the key prefix by default")
-	fs.Var(&t.wrapFunc, "wrap-func", "the `name` given to idempotency.WrapFunc, when the key is taken from its argument: EVENT_FILE is then that argument's JSON")
-	fs.Var(&t.eventKey, "event-key", "the key `expression` (WithEventKey; \"\" for the whole event)")
-	fs.Var(&t.validation, "payload-validation", "the payload validation `expression` (WithPayloadValidation; \"\" for none)")
-	fs.Var(&t.keyPrefix, "key-prefix", "the key `prefix` (WithKeyPrefix)")
+	t.code = map[string]*optString{}
+	for _, f := range codeFlags {
+		t.code[f.entry] = new(optString)
+		fs.Var(t.code[f.entry], f.name, f.usage)
+	}
 	fs.BoolVar(&t.keyRequired, "key-required", false, "an event without a key is an error (WithKeyRequired)")
-	fs.DurationVar(&t.expiresAfter, "expires-after", 0, "the record expiry (WithExpiresAfter); default: the function's, else 1h")
 }
 
-// function is what a key depends on: what the function's code sets, and
-// its environment; settings resolves the two as the library does, for
-// what the command shows and for the record expiry.
-type function struct {
-	code     template.Code
-	env      map[string]string
-	settings template.Settings
-}
-
-// function returns the function's settings and its table, from the
-// template or the environment, and the flags.
-func (t *target) function(environ func() []string) (*function, string, error) {
-	f := &function{env: map[string]string{}}
+// function returns the function's settings, from the flags, the template
+// and the environment, and its table.
+func (t *target) function(environ func() []string) (handler.Function, string, error) {
+	f := handler.Function{Code: map[string]handler.Setting{}, Env: map[string]handler.Setting{}}
+	table := ""
+	for _, kv := range environ() {
+		name, value, _ := strings.Cut(kv, "=")
+		if slices.Contains(handler.Variables, name) {
+			f.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
+		}
+		if name == template.TableEnv {
+			table = value
+		}
+	}
 	switch {
 	case t.templatePath != "":
 		if t.resource == "" {
-			return nil, "", badInput(errors.New("--template needs --resource, the function's logical ID"))
+			return f, "", badInput(errors.New("--template needs --resource, the function's logical ID"))
 		}
 		tmpl, err := template.Read(t.templatePath)
 		if err != nil {
-			return nil, "", badInput(err)
+			return f, "", badInput(err)
 		}
 		fn := tmpl.Function(t.resource)
 		if fn == nil {
-			return nil, "", badInput(fmt.Errorf("%s: no function %q", t.templatePath, t.resource))
+			return f, "", badInput(fmt.Errorf("%s: no function %q", t.templatePath, t.resource))
 		}
-		if f.code, err = fn.Code(); err != nil {
-			return nil, "", badInput(fmt.Errorf("%s: %s: %w", t.templatePath, t.resource, err))
+		declared, err := handler.FromTemplate(fn)
+		if err != nil {
+			return f, "", badInput(fmt.Errorf("%s: %s: %w", t.templatePath, t.resource, err))
 		}
-		f.env = fn.Env()
+		f.Code = declared.Code
+		// The template's variables win over the shell's: they are the
+		// function's.
+		maps.Copy(f.Env, declared.Env)
+		table = fn.Env()[template.TableEnv]
 	case t.resource != "":
-		return nil, "", badInput(errors.New("--resource needs --template"))
-	default:
-		for _, kv := range environ() {
-			if name, value, _ := strings.Cut(kv, "="); handler.Variable(name) {
-				f.env[name] = value
-			}
-		}
+		return f, "", badInput(errors.New("--resource needs --template"))
 	}
 	if t.functionName.set {
-		f.env[template.FunctionNameEnv] = t.functionName.value
+		f.Env[template.FunctionNameEnv] = handler.Setting{Value: t.functionName.value, Source: "--function-name"}
 	}
-	if t.wrapFunc.set {
-		f.code.WrapFunc = t.wrapFunc.value
-	}
-	for _, o := range []struct {
-		flag *optString
-		code **string
-	}{{&t.eventKey, &f.code.EventKey}, {&t.validation, &f.code.PayloadValidation}, {&t.keyPrefix, &f.code.KeyPrefix}} {
-		if o.flag.set {
-			*o.code = &o.flag.value
+	for _, fl := range codeFlags {
+		if o := t.code[fl.entry]; o.set {
+			f.Code[fl.entry] = handler.Setting{Value: o.value, Source: "--" + fl.name}
 		}
 	}
 	if t.keyRequired {
-		f.code.KeyRequired = true
+		f.Code["KeyRequired"] = handler.Setting{Value: "true", Source: "--key-required"}
 	}
-	if t.expiresAfter != 0 {
-		f.code.ExpiresAfter = t.expiresAfter
-	}
-	var err error
-	if f.settings, err = template.Resolve(f.code, f.env); err != nil {
-		return nil, "", fmt.Errorf("the function's settings: %w", err)
-	}
-	table := t.where.table
-	if table == "" {
-		table = f.env[template.TableEnv]
+	if t.where.table != "" {
+		table = t.where.table
 	}
 	return f, table, nil
 }
 
+// wrapperError returns the error of building a function's wrapper: a
+// declaration that cannot be read, or a missing key prefix, is the
+// command line's; settings the function refuses are its own.
+func wrapperError(err error) error {
+	if _, ok := errors.AsType[*handler.DeclarationError](err); ok {
+		return badInput(err)
+	}
+	if errors.Is(err, handler.ErrNoPrefix) {
+		return badInput(fmt.Errorf("%w: give --function-name (or --key-prefix, when the function sets one)", err))
+	}
+	return fmt.Errorf("the function's settings: %w", err)
+}
+
 // subject is the record a command is about, resolved from its target.
 type subject struct {
-	store    recordStore
-	settings template.Settings
-	key      string
-	// fromEvent reports that key was computed from an event, whose
-	// payload hash is hash.
-	fromEvent bool
-	hash      string
+	store recordStore
+	// wrapper is the function's, or, for a record named by its key, a
+	// wrapper of its records (handler.Records).
+	wrapper *handler.Wrapper
+	// key is the record's: --key, or the event's once read.
+	key string
+	// event is the EVENT_FILE's; nil with --key.
+	event []byte
 }
 
 // subject resolves t, with the EVENT_FILE in args when there is one, to
-// a store and a key. The caller closes sub.store.
+// a store and a wrapper. The caller closes sub.store.
 func (c *cli) subject(ctx context.Context, t *target, args []string) (sub *subject, err error) {
 	if (t.key == "") == (len(args) == 0) {
 		return nil, badInput(errors.New("give either --key or an EVENT_FILE"))
@@ -162,31 +184,62 @@ func (c *cli) subject(ctx context.Context, t *target, args []string) (sub *subje
 	if err != nil {
 		return nil, err
 	}
-	store, err := c.open(ctx, &t.where, table)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			store.close()
-		}
-	}()
-	sub = &subject{store: store, settings: f.settings, key: t.key}
+	sub = &subject{key: t.key}
 	if t.key != "" {
-		return sub, nil
+		sub.wrapper, err = handler.Records(f, c.now)
+	} else {
+		if sub.event, err = c.readEvent(args[0]); err != nil {
+			return nil, badInput(err)
+		}
+		sub.wrapper, err = handler.New(f, c.now)
 	}
-	event, err := c.readEvent(args[0])
 	if err != nil {
-		return nil, badInput(err)
+		return nil, wrapperError(err)
 	}
-	sub.fromEvent = true
-	if sub.key, sub.hash, err = keyOf(store, f, event); err != nil {
+	if sub.store, err = c.open(ctx, &t.where, table); err != nil {
 		return nil, err
-	}
-	if sub.key == "" {
-		return nil, fmt.Errorf("the event has no key (%q selects nothing in it): the function runs it without idempotency, and keeps no record of it", f.settings.EventKey)
 	}
 	return sub, nil
+}
+
+// read reads the subject's record and returns what a delivery meets. For
+// an event, it sets the subject's key, the event's, unless the event has
+// none.
+func (s *subject) read(ctx context.Context) (*handler.Delivery, error) {
+	lookup := func(ctx context.Context, key string) (*idempotency.Record, error) {
+		rec, err := s.store.Get(ctx, key)
+		if errors.Is(err, idempotency.ErrRecordNotFound) {
+			return nil, nil
+		}
+		return rec, err
+	}
+	if s.event == nil {
+		rec, err := lookup(ctx, s.key)
+		if err != nil {
+			return nil, err
+		}
+		d, err := s.wrapper.Meet(ctx, rec)
+		if err != nil {
+			return nil, err
+		}
+		d.Key = s.key
+		return d, nil
+	}
+	d, err := s.wrapper.Deliver(ctx, s.event, lookup)
+	if err != nil {
+		return nil, err
+	}
+	s.key = d.Key
+	return d, nil
+}
+
+// keyed returns the error of a delivery of the subject's event that has
+// no key: the function runs it without idempotency, or refuses it.
+func (s *subject) keyed(d *handler.Delivery, now func() time.Time) error {
+	if d.Key != "" {
+		return nil
+	}
+	return fmt.Errorf("the event has no key: %s", says(d, now()))
 }
 
 // readEvent reads the event of EVENT_FILE, "-" for standard input.
@@ -195,17 +248,4 @@ func (c *cli) readEvent(name string) ([]byte, error) {
 		return io.ReadAll(c.stdin)
 	}
 	return os.ReadFile(name)
-}
-
-// keyOf computes the key and payload hash of event as the function f
-// does, by its own code (see handler.New).
-func keyOf(store idempotency.Store, f *function, event []byte) (key, hash string, err error) {
-	if f.settings.KeyPrefix == "" {
-		return "", "", badInput(errors.New("no key prefix: the key starts with the deployed function's name; give --function-name (or --key-prefix, when the function sets one)"))
-	}
-	h, err := handler.New(store, f.code, f.settings, f.env)
-	if err != nil {
-		return "", "", err
-	}
-	return h.KeyOf(event)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/internal/testenv"
@@ -71,7 +72,7 @@ func TestInspectTheExamples(t *testing.T) {
 
 	// The orders code and the template's declaration of it agree.
 	code := codeSettings(t, filepath.Join(root, "examples", "orders"))
-	declared, err := tmpl.Function("OrdersFunction").Code()
+	declared, err := tmpl.Function("OrdersFunction").Declared()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestInspectTheExamples(t *testing.T) {
 	if len(name) != 1 || len(key) != 1 || len(validation) != 1 {
 		t.Fatalf("examples/orders: NewFunc %q, WithEventKey %q, WithPayloadValidation %q: want one of each", name, key, validation)
 	}
-	if declared.WrapFunc != name[0] || declared.EventKey == nil || *declared.EventKey != key[0] || declared.PayloadValidation == nil || *declared.PayloadValidation != validation[0] {
+	if declared["WrapFunc"] != name[0] || declared["EventKey"] != key[0] || declared["PayloadValidation"] != validation[0] {
 		t.Fatalf("OrdersFunction's Metadata.Idempotency is %+v; its code has NewFunc(%q), WithEventKey(%q), WithPayloadValidation(%q)", declared, name[0], key[0], validation[0])
 	}
 
@@ -124,7 +125,7 @@ func TestInspectTheExamples(t *testing.T) {
 
 	t.Run("payments", func(t *testing.T) {
 		fn := tmpl.Function("PaymentsFunction")
-		for _, name := range []string{template.EventKeyEnv, template.ValidationEnv} {
+		for _, name := range []string{handler.EventKeyEnv, handler.ValidationEnv} {
 			v, _ := tmpl.String(fn.Variable(name))
 			t.Setenv(name, v)
 		}

@@ -11,15 +11,13 @@ package lint
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
-	"github.com/gopowertools/lambda/dynamo"
 )
 
 // The rules, as findings name them.
@@ -111,7 +109,6 @@ func Check(t *template.Template) []Finding {
 // checker collects the findings of one template.
 type checker struct {
 	t        *template.Template
-	store    *dynamo.Store // for handler.New; made when first needed
 	findings []Finding
 	seen     map[Finding]bool // a table shared by two functions is one finding
 }
@@ -131,56 +128,55 @@ func (c *checker) add(resource, rule, fix, format string, args ...any) {
 // checkIdempotent checks a function that keeps idempotency records: its
 // key path, its table, and its records' expiry against its retries.
 func (c *checker) checkIdempotent(fn *template.Function, sources []*source) {
-	if err := c.starts(fn); err != nil {
-		c.add(fn.ID, RuleSettings, "correct the setting: the function fails at cold start with this *idempotency.ConfigError, or inspect would compute other keys than it does.", "%v.", err)
+	w, err := starts(fn)
+	if err != nil {
+		c.add(fn.ID, RuleSettings, settingsFix(err), "%v.", err)
 		return
 	}
-	s, _ := fn.Settings()
 	// A function wrapper's argument is not the event but what its code
 	// builds from it: keyed whole, it holds only what the code put there.
-	if !s.EventKeySet && s.WrapFunc == "" {
+	_, wrapper := w.Setting("WrapFunc")
+	if key, _ := w.Setting("EventKey"); key.Source == handler.DefaultSource && !wrapper {
 		c.add(fn.ID, RuleKeyPath,
-			fmt.Sprintf("set %s in its Environment.Variables to the path of what identifies a request (such as powertools_json(body).order_id); when its code sets the key with WithEventKey or WrapFunc, declare it in Metadata.%s.EventKey.", template.EventKeyEnv, template.MetadataKey),
+			fmt.Sprintf("set %s in its Environment.Variables to the path of what identifies a request (such as powertools_json(body).order_id); when its code sets the key with WithEventKey or WrapFunc, declare it in Metadata.%s.EventKey.", handler.EventKeyEnv, template.MetadataKey),
 			"it keeps idempotency records but sets no key path, so the key is the whole event, which holds what differs between two deliveries of one request (a message ID, a receipt, a timestamp): no duplicate is ever recognized.")
 	}
 	if table := fn.Table(); table != "" {
 		c.checkTable(table)
 		c.checkAccess(fn, table)
 	}
-	if w := c.retryWindow(fn, sources); w.age > s.ExpiresAfter {
+	if r := c.retryWindow(fn, sources); r.age > w.ExpiresAfter {
 		c.add(fn.ID, RuleRecordExpiry,
-			fmt.Sprintf("set %s to at least %s (or Metadata.%s.ExpiresAfter, when its code sets the expiry), or shorten %s.", template.ExpiresAfterEnv, duration(w.age), template.MetadataKey, w.fix),
+			fmt.Sprintf("set %s to at least %s (or Metadata.%s.ExpiresAfter, when its code sets the expiry), or shorten %s.", handler.ExpiresAfterEnv, duration(r.age), template.MetadataKey, r.fix),
 			"its records expire after %s, but a retry can arrive up to %s after the first delivery (%s): a retry after that runs the effect again.",
-			duration(s.ExpiresAfter), duration(w.age), w.why)
+			duration(w.ExpiresAfter), duration(r.age), r.why)
 	}
 }
 
-// starts returns the error that keeps fn's idempotent handler from being
-// built at cold start, as the library's code builds it in the function's
-// environment (a malformed key expression, say), or nil. Lambda names
-// every function: its logical ID stands in for a name the template does
-// not give.
-func (c *checker) starts(fn *template.Function) error {
-	code, err := fn.Code()
+// starts returns fn's idempotent wrapper, built by the library's code
+// from what its Metadata declares and its environment in the template, or
+// what keeps it from being built: at cold start (a malformed key
+// expression, say, a *idempotency.ConfigError), or in the declaration (a
+// *handler.DeclarationError). Lambda names every function: its logical ID
+// stands in for a name the template does not give.
+func starts(fn *template.Function) (*handler.Wrapper, error) {
+	f, err := handler.FromTemplate(fn)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	env := fn.Env()
-	if env[template.FunctionNameEnv] == "" {
-		env[template.FunctionNameEnv] = fn.ID
+	if f.Env[handler.FunctionNameEnv].Value == "" {
+		f.Env[handler.FunctionNameEnv] = handler.Setting{Value: fn.ID, Source: "its logical ID, for its name"}
 	}
-	s, err := template.Resolve(code, env)
-	if err != nil {
-		return err
+	return handler.New(f, time.Now)
+}
+
+// settingsFix is the fix of a function whose wrapper cannot be built
+// with err.
+func settingsFix(err error) string {
+	if _, ok := errors.AsType[*handler.DeclarationError](err); ok {
+		return fmt.Sprintf("correct Metadata.%s, which declares what the function's code gives: the function itself never reads it, but inspect and lint would compute other keys and verdicts than the function's.", template.MetadataKey)
 	}
-	if c.store == nil {
-		// Never sent a request: idempotency.New only checks it.
-		if c.store, err = dynamo.New(dynamodb.New(dynamodb.Options{}), func(o *dynamo.Options) { o.TableName = "lint" }); err != nil {
-			return err
-		}
-	}
-	_, err = handler.New(c.store, code, s, env)
-	return err
+	return "correct the setting: the function fails at cold start with this *idempotency.ConfigError, or inspect would compute other keys than it does."
 }
 
 // duration writes d in the largest whole unit, as a Go duration that

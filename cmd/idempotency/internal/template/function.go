@@ -94,7 +94,7 @@ func (f *Function) Env() map[string]string {
 			}
 		}
 	}
-	if name, ok := f.t.String(f.Resource.Prop("FunctionName")); ok {
+	if name, ok := f.Name(); ok {
 		env[FunctionNameEnv] = name
 	}
 	return env

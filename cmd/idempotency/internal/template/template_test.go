@@ -1,9 +1,9 @@
 package template
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -135,69 +135,28 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func TestCode(t *testing.T) {
+func TestDeclared(t *testing.T) {
 	for _, tt := range []struct {
 		metadata string
-		want     string // an error's text, or "" for none
+		want     string // the entries, or an error's text
 	}{
-		{"{WrapFunc: a.b, EventKey: id, PayloadValidation: '[x]', KeyRequired: true, ExpiresAfter: 2h}", ""},
-		{"{EventKeyPath: id}", `unknown entry "EventKeyPath"`},
-		{"{KeyRequired: maybe}", "want true or false"},
-		{"{ExpiresAfter: 3600}", "at least 1s"},
-		{"{ExpiresAfter: 500ms}", "at least 1s"},
-		{"{EventKey: [a]}", "not a string"},
+		{"{WrapFunc: a.b, EventKey: id, KeyRequired: true, ExpiresAfter: 2h, Hash: !Ref Hash}", "map[EventKey:id ExpiresAfter:2h Hash:md5 KeyRequired:true WrapFunc:a.b]"},
+		{"{}", "map[]"},
+		{"{EventKey: [a]}", "Metadata.Idempotency.EventKey is not a string"},
+		{"{Hash: !Ref Table}", "Metadata.Idempotency.Hash is not a string"},
+		{"[EventKey]", "not a mapping"},
 	} {
-		tmpl, err := Parse([]byte("Resources:\n  F:\n    Type: AWS::Serverless::Function\n    Metadata:\n      Idempotency: " + tt.metadata + "\n"))
+		tmpl, err := Parse([]byte("Parameters:\n  Hash: {Type: String, Default: md5}\nResources:\n  Table:\n    Type: AWS::DynamoDB::Table\n  F:\n    Type: AWS::Serverless::Function\n    Metadata:\n      Idempotency: " + tt.metadata + "\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, err := tmpl.Function("F").Code()
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%s: %v", tt.metadata, err)
-		case tt.want == "" && (code.WrapFunc != "a.b" || *code.EventKey != "id" || *code.PayloadValidation != "[x]" || !code.KeyRequired || code.ExpiresAfter != 2*time.Hour):
-			t.Errorf("%s: %+v", tt.metadata, code)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%s: error %v, want one with %q", tt.metadata, err, tt.want)
+		entries, err := tmpl.Function("F").Declared()
+		got := fmt.Sprint(entries)
+		if err != nil {
+			got = err.Error()
 		}
-	}
-}
-
-func TestResolve(t *testing.T) {
-	str := func(s string) *string { return &s }
-	env := map[string]string{
-		EventKeyEnv: "env.key", ValidationEnv: "env.validation", KeyPrefixEnv: "env-prefix",
-		ExpiresAfterEnv: "3h", FunctionNameEnv: "fn",
-	}
-	for _, tt := range []struct {
-		name string
-		code Code
-		env  map[string]string
-		want Settings
-	}{
-		{"defaults", Code{}, nil, Settings{ExpiresAfter: time.Hour}},
-		{"environment", Code{}, env, Settings{EventKey: "env.key", EventKeySet: true, PayloadValidation: "env.validation", KeyPrefix: "env-prefix", ExpiresAfter: 3 * time.Hour}},
-		{"function name as prefix", Code{}, map[string]string{FunctionNameEnv: "fn", EventKeyEnv: ""}, Settings{KeyPrefix: "fn", ExpiresAfter: time.Hour}},
-		{"code wins", Code{EventKey: str(""), PayloadValidation: str(""), KeyPrefix: str("code"), ExpiresAfter: time.Minute, KeyRequired: true}, env,
-			Settings{EventKeySet: true, KeyPrefix: "code", ExpiresAfter: time.Minute, KeyRequired: true}},
-		{"a wrapper reads only the expiry", Code{WrapFunc: "w"}, env, Settings{WrapFunc: "w", KeyPrefix: "fn.w", ExpiresAfter: 3 * time.Hour}},
-		{"a wrapper outside Lambda", Code{WrapFunc: "w", EventKey: str("id")}, nil, Settings{WrapFunc: "w", EventKey: "id", EventKeySet: true, KeyPrefix: "w", ExpiresAfter: time.Hour}},
-	} {
-		got, err := Resolve(tt.code, tt.env)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: Resolve = %+v, %v; want %+v", tt.name, got, err, tt.want)
-		}
-	}
-	for name, tt := range map[string]struct {
-		code Code
-		env  map[string]string
-	}{
-		"bad expiry":         {Code{}, map[string]string{ExpiresAfterEnv: "1 hour"}},
-		"short expiry":       {Code{}, map[string]string{ExpiresAfterEnv: "10ms"}},
-		"a wrapper's prefix": {Code{WrapFunc: "w", KeyPrefix: str("p")}, nil},
-	} {
-		if _, err := Resolve(tt.code, tt.env); err == nil {
-			t.Errorf("%s: Resolve = nil error", name)
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %s, want %s", tt.metadata, got, tt.want)
 		}
 	}
 }
