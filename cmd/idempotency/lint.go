@@ -31,7 +31,8 @@ wrong, and the fix. The rules (docs/operations.md says why each matters):
                        function's environment as options), or a declaration
                        in Metadata.Idempotency that cannot be read
 
-A function keeps idempotency records when it sets POWERTOOLS_IDEMPOTENCY_TABLE.
+A function keeps idempotency records when it names a DynamoDB table in
+POWERTOOLS_IDEMPOTENCY_TABLE, or a Redis or Valkey server in REDIS_URL.
 Settings its code gives outright, which the template cannot see, are
 declared in its Metadata:
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
 )
 
 // The environment variables that tell a function's idempotency apart from
@@ -55,11 +57,13 @@ func (f *Function) Name() (string, bool) {
 	return f.t.String(f.Resource.Prop("FunctionName"))
 }
 
-// Idempotent reports whether the function keeps idempotency records: it
-// names a table in POWERTOOLS_IDEMPOTENCY_TABLE, or declares its settings
-// in Metadata.
+// Idempotent reports whether the function keeps idempotency records, in
+// any store the library has: it names a DynamoDB table in
+// POWERTOOLS_IDEMPOTENCY_TABLE (github.com/gopowertools/lambda/dynamo), a
+// Redis or Valkey server in REDIS_URL (redisstore.URLEnv, which its
+// ClientFromEnv reads), or declares its settings in Metadata.
 func (f *Function) Idempotent() bool {
-	return f.Variable(TableEnv) != nil || Lookup(f.Metadata, MetadataKey) != nil
+	return f.Variable(TableEnv) != nil || f.Variable(redisstore.URLEnv) != nil || Lookup(f.Metadata, MetadataKey) != nil
 }
 
 // Table returns the logical ID of the table the function names in
