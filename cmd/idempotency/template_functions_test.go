@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -144,4 +145,41 @@ func TestInspectTheExamples(t *testing.T) {
 			t.Errorf("inspect of the payments function = %+v", got)
 		}
 	})
+}
+
+// TestInspectTheGettingStartedFunction: the function of
+// docs/getting-started.md (examples/minimal, whose template and main.go
+// the guide shows whole) gets an order id again with another amount:
+// inspect, given the guide's template, says what the function answers,
+// the engine's *PayloadConflictError, not the stored response.
+func TestInspectTheGettingStartedFunction(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "examples", "minimal")
+	code := codeSettings(t, dir)
+	w := newWorld(t, testenv.MotoEnv)
+	const function = "shop-OrderFunction-1"
+	var opts []idempotency.Option
+	for _, k := range code["WithEventKey"] {
+		opts = append(opts, idempotency.WithEventKey(k))
+	}
+	for _, v := range code["WithPayloadValidation"] {
+		opts = append(opts, idempotency.WithPayloadValidation(v))
+	}
+	fn, err := idempotency.New(w.store, func(_ context.Context, o order) (order, error) { return o, nil },
+		append(opts, idempotency.WithKeyPrefix(function), idempotency.WithLogger(discard))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fn.Invoke(t.Context(), []byte(`{"order_id":"o-2","amount":10}`)); err != nil {
+		t.Fatal(err)
+	}
+	const again = `{"order_id":"o-2","amount":99}`
+	if _, err := fn.Invoke(t.Context(), []byte(again)); !errors.As(err, new(*idempotency.PayloadConflictError)) {
+		t.Fatalf("the function answers %v, want a *PayloadConflictError", err)
+	}
+	r := w.h.run(t, "inspect", "--template", filepath.Join(dir, "template.yaml"), "--resource", "OrderFunction",
+		"--function-name", function, "--table", w.table, writeFile(t, "event.json", again)).want(t, exitOK)
+	wantContains(t, r, `PayloadValidation  "amount"`, "next delivery  conflict: a delivery gets *idempotency.PayloadConflictError")
+	if strings.Contains(r.stdout, "stored response") {
+		t.Errorf("inspect says the delivery gets the stored response:\n%s", r.stdout)
+	}
 }

@@ -5,28 +5,31 @@ package template
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/gopowertools/lambda/internal/testenv"
 )
 
 // Variables returns the plain (untagged) environment variables that
 // template.yaml gives the function resource logicalID.
 func Variables(logicalID string) (map[string]string, error) {
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "template.yaml"))
+	return VariablesOf(Repository(), logicalID)
+}
+
+// VariablesOf returns the plain (untagged) environment variables that the
+// template at path gives the function resource logicalID.
+func VariablesOf(path, logicalID string) (map[string]string, error) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("template.yaml: %w", err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	vars := Lookup(doc.Content[0], "Resources", logicalID, "Properties", "Environment", "Variables")
 	if vars == nil || vars.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("template.yaml: no Environment.Variables for %s", logicalID)
+		return nil, fmt.Errorf("%s: no Environment.Variables for %s", path, logicalID)
 	}
 	out := map[string]string{}
 	for i := 0; i+1 < len(vars.Content); i += 2 {
