@@ -107,6 +107,20 @@ func TestConcurrentDeliveries(t *testing.T) {
 	w.wantOneMovement("st_1", 1250, *settled)
 }
 
+// TestInvalidEvent delivers a settlement that cannot be paid: Lambda
+// reports its error by the type's name, which an operator can filter on,
+// and nothing is paid or recorded.
+func TestInvalidEvent(t *testing.T) {
+	w := newWorld(t)
+	a := w.deliver(w.sandbox(), "st_1", 0)
+	if a.errorType != "InvalidSettlementError" || !strings.Contains(a.raw, "amount_cents 0 is not positive") {
+		t.Fatalf("a settlement of 0 answered %s, want errorType InvalidSettlementError", a.raw)
+	}
+	if n := len(w.movements()); n != 0 {
+		t.Errorf("%d movements, want none", n)
+	}
+}
+
 // TestConflict delivers a settlement id again with another amount: a typed
 // error, logged with both payload hashes, and no second movement.
 func TestConflict(t *testing.T) {

@@ -33,8 +33,8 @@ func TestInvalidEventLeavesNoRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = app.Handle(context.Background(), events.EventBridgeEvent{Detail: json.RawMessage(tt.detail)})
-			if !errors.Is(err, ErrInvalidSettlement) {
-				t.Errorf("Handle: %v, want ErrInvalidSettlement", err)
+			if _, ok := errors.AsType[*InvalidSettlementError](err); !ok {
+				t.Errorf("Handle: %v, want an *InvalidSettlementError", err)
 			}
 			if n := len(store.Records()); n != 0 {
 				t.Errorf("%d records left, want none", n)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -33,25 +32,31 @@ type Receipt struct {
 
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 
-// ErrInvalidSettlement matches the error of a settlement event that cannot
-// be paid as it is: retrying it cannot help.
-var ErrInvalidSettlement = errors.New("settlement: invalid event")
+// InvalidSettlementError is a settlement event that cannot be paid as it
+// is: retrying it cannot help. Lambda reports it as its errorType,
+// InvalidSettlementError, by which an operator finds these failures among
+// the others.
+type InvalidSettlementError struct {
+	Reason string
+}
+
+func (e *InvalidSettlementError) Error() string { return "settlement: invalid event: " + e.Reason }
 
 // parseSettlement reads and checks an event's detail.
 func parseSettlement(detail json.RawMessage) (Settlement, error) {
 	var s Settlement
 	if err := json.Unmarshal(detail, &s); err != nil {
-		return s, fmt.Errorf("%w: detail: %v", ErrInvalidSettlement, err)
+		return s, &InvalidSettlementError{Reason: "detail: " + err.Error()}
 	}
 	switch {
 	case s.SettlementID == "":
-		return s, fmt.Errorf("%w: no settlement_id", ErrInvalidSettlement)
+		return s, &InvalidSettlementError{Reason: "no settlement_id"}
 	case s.AccountID == "":
-		return s, fmt.Errorf("%w: no account_id", ErrInvalidSettlement)
+		return s, &InvalidSettlementError{Reason: "no account_id"}
 	case s.AmountCents <= 0:
-		return s, fmt.Errorf("%w: amount_cents %d is not positive", ErrInvalidSettlement, s.AmountCents)
+		return s, &InvalidSettlementError{Reason: fmt.Sprintf("amount_cents %d is not positive", s.AmountCents)}
 	case !currencyCode.MatchString(s.Currency):
-		return s, fmt.Errorf("%w: currency %q is not an ISO 4217 code", ErrInvalidSettlement, s.Currency)
+		return s, &InvalidSettlementError{Reason: fmt.Sprintf("currency %q is not an ISO 4217 code", s.Currency)}
 	}
 	return s, nil
 }
