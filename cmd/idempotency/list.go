@@ -25,6 +25,10 @@ The statuses:
   completed   COMPLETED records
   any         every record
 
+With --json, each record's "next" is what a delivery of the same request
+meets, as the library's engine answers it with the settings of this
+command's environment (an abandon policy, say).
+
 Records past their expiry count as absent, as for the library, and are
 skipped (DynamoDB's TTL deletes them, usually within days; Redis a minute
 after). A record's age is taken from when it completed, else from its
