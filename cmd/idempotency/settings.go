@@ -234,12 +234,15 @@ func (s *subject) read(ctx context.Context) (*handler.Delivery, error) {
 }
 
 // keyed returns the error of a delivery of the subject's event that has
-// no key: the function runs it without idempotency, or refuses it.
+// no key: the function refuses it, or runs it without idempotency.
 func (s *subject) keyed(d *handler.Delivery, now func() time.Time) error {
-	if d.Key != "" {
+	switch {
+	case d.Key != "":
 		return nil
+	case d.Err != nil:
+		return fmt.Errorf("the function refuses the event, before any record: %s", says(d, now()))
 	}
-	return fmt.Errorf("the event has no key: %s", says(d, now()))
+	return errors.New(says(d, now()))
 }
 
 // readEvent reads the event of EVENT_FILE, "-" for standard input.
