@@ -58,6 +58,9 @@ func (o *Options) encode(rec *idempotency.Record) map[string]types.AttributeValu
 	if rec.ResponseOmitted {
 		item[o.ResponseOmittedAttr] = &types.AttributeValueMemberBOOL{Value: true}
 	}
+	if rec.ResponseOmittedReason != "" {
+		item[o.ResponseOmittedReasonAttr] = &types.AttributeValueMemberS{Value: rec.ResponseOmittedReason}
+	}
 	if !rec.CompletedAt.IsZero() {
 		item[o.CompletedAtAttr] = number(rec.CompletedAt.UnixMilli())
 	}
@@ -132,6 +135,9 @@ func (o *Options) decode(key string, item map[string]types.AttributeValue) (*ide
 		rec.ResponseOmitted = v.Value
 	default:
 		return nil, corrupted("attribute %q is %s, want BOOL", o.ResponseOmittedAttr, typeName(v))
+	}
+	if rec.ResponseOmittedReason, err = str(item, o.ResponseOmittedReasonAttr, false); err != nil {
+		return nil, err
 	}
 	return &rec, nil
 }

@@ -62,6 +62,10 @@ type Options struct {
 	// ResponseOmittedAttr holds Record.ResponseOmitted (BOOL), written only
 	// when true. Default "response_omitted".
 	ResponseOmittedAttr string
+	// ResponseOmittedReasonAttr holds Record.ResponseOmittedReason (S),
+	// why the response was not stored, written only when there is one.
+	// Default "response_omitted_reason".
+	ResponseOmittedReasonAttr string
 	// CompletedAtAttr holds Record.CompletedAt in epoch milliseconds (N),
 	// written on COMPLETED records. Default "completed_at".
 	CompletedAtAttr string
@@ -93,18 +97,19 @@ type Options struct {
 // [*idempotency.ConfigError] naming the first bad field.
 func options(optFns []func(*Options)) (Options, error) {
 	o := Options{
-		TableName:           os.Getenv(TableEnv),
-		KeyAttr:             "id",
-		StaticPartitionKey:  "idempotency#" + os.Getenv(functionNameEnv),
-		ExpiryAttr:          "expiration",
-		LeaseEndAttr:        "in_progress_expiration",
-		StatusAttr:          "status",
-		DataAttr:            "data",
-		ValidationAttr:      "validation",
-		LeaseTokenAttr:      "lease_token",
-		ResponseOmittedAttr: "response_omitted",
-		CompletedAtAttr:     "completed_at",
-		DeadlineAttr:        "invocation_deadline",
+		TableName:                 os.Getenv(TableEnv),
+		KeyAttr:                   "id",
+		StaticPartitionKey:        "idempotency#" + os.Getenv(functionNameEnv),
+		ExpiryAttr:                "expiration",
+		LeaseEndAttr:              "in_progress_expiration",
+		StatusAttr:                "status",
+		DataAttr:                  "data",
+		ValidationAttr:            "validation",
+		LeaseTokenAttr:            "lease_token",
+		ResponseOmittedAttr:       "response_omitted",
+		ResponseOmittedReasonAttr: "response_omitted_reason",
+		CompletedAtAttr:           "completed_at",
+		DeadlineAttr:              "invocation_deadline",
 	}
 	for _, fn := range optFns {
 		fn(&o)
@@ -124,6 +129,7 @@ func options(optFns []func(*Options)) (Options, error) {
 		{"ValidationAttr", o.ValidationAttr},
 		{"LeaseTokenAttr", o.LeaseTokenAttr},
 		{"ResponseOmittedAttr", o.ResponseOmittedAttr},
+		{"ResponseOmittedReasonAttr", o.ResponseOmittedReasonAttr},
 		{"CompletedAtAttr", o.CompletedAtAttr},
 		{"DeadlineAttr", o.DeadlineAttr},
 	}

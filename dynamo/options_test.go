@@ -30,7 +30,7 @@ func TestOptions(t *testing.T) {
 		{"PowertoolsDefaults", "t", func(*Options) {}, "", func(t *testing.T, o Options) {
 			want := Options{TableName: "t", KeyAttr: "id", StaticPartitionKey: "idempotency#orders", ExpiryAttr: "expiration",
 				LeaseEndAttr: "in_progress_expiration", StatusAttr: "status", DataAttr: "data", ValidationAttr: "validation",
-				LeaseTokenAttr: "lease_token", ResponseOmittedAttr: "response_omitted", CompletedAtAttr: "completed_at",
+				LeaseTokenAttr: "lease_token", ResponseOmittedAttr: "response_omitted", ResponseOmittedReasonAttr: "response_omitted_reason", CompletedAtAttr: "completed_at",
 				DeadlineAttr: "invocation_deadline"}
 			if o != want {
 				t.Errorf("defaults = %+v, want %+v", o, want)

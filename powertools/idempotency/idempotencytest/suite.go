@@ -105,6 +105,7 @@ func wantRecord(t *testing.T, what string, got, want *idempotency.Record) {
 	if got.Key != want.Key || got.Status != want.Status || !got.Expiry.Equal(want.Expiry) ||
 		!got.LeaseEnd.Equal(want.LeaseEnd) || got.LeaseToken != want.LeaseToken ||
 		!bytes.Equal(got.Response, want.Response) || got.ResponseOmitted != want.ResponseOmitted ||
+		got.ResponseOmittedReason != want.ResponseOmittedReason ||
 		got.PayloadHash != want.PayloadHash || !got.CompletedAt.Equal(want.CompletedAt) || !got.Deadline.Equal(want.Deadline) {
 		t.Fatalf("%s =\n\t%+v\nwant\n\t%+v", what, got, want)
 	}
@@ -285,6 +286,7 @@ var suiteCases = []struct {
 		done := completed(a, "")
 		done.Response = nil
 		done.ResponseOmitted = true
+		done.ResponseOmittedReason = idempotency.ReasonTooLarge
 		s.complete(done)
 		s.wantStored(done)
 	}},
