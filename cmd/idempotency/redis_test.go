@@ -23,12 +23,16 @@ type redisServer struct {
 	name    string
 	env     string
 	cluster bool
+	// detect: the command is given one node's URL without --cluster, and
+	// must find the cluster itself.
+	detect bool
 }
 
 var redisServers = []redisServer{
-	{"valkey", "TEST_VALKEY_ADDR", false},
-	{"redis", "TEST_REDIS_ADDR", false},
-	{"valkey-cluster", "TEST_VALKEY_CLUSTER_ADDRS", true},
+	{"valkey", "TEST_VALKEY_ADDR", false, false},
+	{"redis", "TEST_REDIS_ADDR", false, false},
+	{"valkey-cluster", "TEST_VALKEY_CLUSTER_ADDRS", true, false},
+	{"valkey-cluster, one node without --cluster", "TEST_VALKEY_CLUSTER_ADDRS", true, true},
 }
 
 // url returns the server's URL as the command takes it, with timeouts
@@ -42,6 +46,9 @@ func (srv redisServer) url(t *testing.T) string {
 	}
 	addrs := strings.Split(v, ",")
 	u := "redis://" + addrs[0] + "?dial_timeout=30s&read_timeout=30s&write_timeout=30s"
+	if srv.detect {
+		return u
+	}
 	for _, addr := range addrs[1:] {
 		u += "&addr=" + addr
 	}
@@ -75,7 +82,7 @@ func newRedisWorld(t *testing.T, srv redisServer) *world {
 			}
 		},
 	}
-	if srv.cluster {
+	if srv.cluster && !srv.detect {
 		w.where = append(w.where, "--cluster")
 	}
 	w.flags = append(slices.Clone(w.where), "--event-key", "order_id", "--payload-validation", "amount", "--function-name", "orders-fn")

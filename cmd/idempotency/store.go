@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/internal/redismode"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
 )
@@ -180,7 +181,9 @@ func (c *cli) openRedis(f *storeFlags) (recordStore, error) {
 
 // newRedisClient returns a client for the server at rawURL, or for the
 // cluster that the node at rawURL belongs to, as go-redis reads the URL
-// (redis.ParseURL, redis.ParseClusterURL). It sends no command.
+// (redis.ParseURL, redis.ParseClusterURL). Without cluster, it asks the
+// server its mode (one HELLO) and makes a cluster client for a cluster
+// node, as cluster would have.
 func newRedisClient(rawURL string, cluster bool) (redis.UniversalClient, error) {
 	if cluster {
 		opt, err := redis.ParseClusterURL(rawURL)
@@ -193,7 +196,20 @@ func newRedisClient(rawURL string, cluster bool) (redis.UniversalClient, error) 
 	if err != nil {
 		return nil, urlError(err)
 	}
-	return redis.NewClient(opt), nil
+	// A node of a cluster holds only its own slots' keys: an operator who
+	// gives one node's URL means the cluster, and gets every primary.
+	client := redis.NewClient(opt)
+	ctx, cancel := context.WithTimeout(context.Background(), opt.DialTimeout+opt.ReadTimeout)
+	defer cancel()
+	if mode, err := redismode.Of(ctx, client); err != nil || mode != redismode.Cluster {
+		return client, nil // a server that cannot be reached says so at its first command
+	}
+	client.Close()
+	copt, err := redis.ParseClusterURL(rawURL)
+	if err != nil {
+		return nil, urlError(err)
+	}
+	return redis.NewClusterClient(copt), nil
 }
 
 // urlError is a URL's parse error without the URL, which url.Parse's
