@@ -131,6 +131,16 @@ func condition(expr *string, names map[string]string, values map[string]types.At
 	return pc.c.eval(item, names, values), nil
 }
 
+// conditionFailed is the error of a PutItem or DeleteItem whose condition
+// failed on old, the item as it was, which it holds with ALL_OLD.
+func conditionFailed(old map[string]types.AttributeValue, ret types.ReturnValuesOnConditionCheckFailure) error {
+	e := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	if ret == types.ReturnValuesOnConditionCheckFailureAllOld {
+		e.Item = old
+	}
+	return e
+}
+
 func (db *database) putItem(in *dynamodb.PutItemInput, now time.Time) ([]change, error) {
 	if in.ReturnValues != "" && in.ReturnValues != types.ReturnValueNone {
 		return nil, fmt.Errorf("%w: PutItem ReturnValues %s", errUnknown, in.ReturnValues)
@@ -152,11 +162,7 @@ func (db *database) putItem(in *dynamodb.PutItemInput, now time.Time) ([]change,
 		return nil, err
 	}
 	if !ok {
-		e := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
-		if in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld {
-			e.Item = old
-		}
-		return nil, e
+		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	item := maps.Clone(in.Item)
 	t[k] = &ditem{attrs: item, stamp: now}
@@ -181,11 +187,7 @@ func (db *database) deleteItem(in *dynamodb.DeleteItemInput, now time.Time) ([]c
 		return nil, err
 	}
 	if !ok {
-		e := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
-		if in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld {
-			e.Item = old
-		}
-		return nil, e
+		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	if old == nil {
 		return nil, nil
