@@ -1,0 +1,168 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/powertools/idempotency"
+)
+
+// This file checks what each invocation tells its caller against what
+// happened: the invariants on responses (I2, I3) and on reported
+// outcomes (I5).
+
+// returned is told what inv returned to its caller.
+func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []byte, err error) {
+	key := inv.key
+	now := c.w.s.now
+	if err != nil {
+		c.returnedError(inv, key, outcome, err)
+		return
+	}
+	r, ok := parseReceipt(resp)
+	if !ok {
+		c.violate(invOutcome, "", key, "%v returned a response that is not a receipt: %.200q", inv.id, resp)
+		return
+	}
+	if c.w.cfg.validation && (r.Amount != inv.amount || r.OrderID != fmt.Sprintf("o%d", inv.req.order)) {
+		label := ""
+		if r.Effect == inv.reconciled || c.misreconciled[r.Effect] {
+			// Stored since as the key's response: every replay carries it.
+			label = limitReconcileLives
+			c.misreconciled[r.Effect] = true
+		}
+		c.violate(invPayload, label, key, "%v (order o%d, amount %d) got the response of effect %d, made for %s amount %d",
+			inv.id, inv.req.order, inv.amount, r.Effect, r.OrderID, r.Amount)
+	}
+	ran := outcome == idempotency.OutcomeNew || outcome == idempotency.OutcomeLeaseLost
+	if ran && c.w.cfg.invoker && !contains(inv.effects, r.Effect) {
+		c.violate(invOutcome, "", key, "%v returned effect %d as done, but it was never committed", inv.id, r.Effect)
+	}
+	ks := c.key(key)
+	cur := ks.complete
+	if cur != nil && outcome == idempotency.OutcomeReplayed && bytes.Equal(cur.response, resp) {
+		cur.replayed = true
+	}
+	if cur == nil || cur.omitted || !now.Before(cur.expiry.Add(-c.tol())) || bytes.Equal(cur.response, resp) {
+		return
+	}
+	if prev := ks.previous; prev != nil && bytes.Equal(prev.response, resp) && now.Before(prev.expiry.Add(c.tol()+time.Second)) {
+		return // a replay of the record just expired, as its reader's clock allows
+	}
+	if ran && !contains(c.tokensOf(inv), cur.token) {
+		// The handler ran while another's COMPLETE record was live: I1
+		// reports the effect; here the caller got its own result.
+		c.violate(invReplay, cur.label, key, "%v ran (effect %d) and returned its own response while token %s's was stored", inv.id, r.Effect, c.name(cur.token))
+		return
+	}
+	c.violate(invReplay, cur.label, key, "%v got effect %d's response, not the stored one of token %s (until %s)", inv.id, r.Effect, c.name(cur.token), c.w.at(cur.expiry))
+}
+
+func (c *checker) returnedError(inv *invocation, key string, outcome idempotency.Outcome, err error) {
+	if e, ok := errors.AsType[*idempotency.InProgressError](err); ok {
+		bound := e.LeaseEnd.Add(c.tol())
+		if c.w.cfg.policy != idempotency.AbandonRetry {
+			bound = bound.Add(idempotency.AbandonGrace)
+		}
+		// As of the engine's last look at its clock: a verdict reached on
+		// a reading taken before a slow request is the truth of its time.
+		// A duplicate whose read failed answers with what it saw last.
+		if !inv.storeFailed && !inv.judgedAt.Before(bound) {
+			c.violate(invBlocked, c.key(key).lostLabel, key, "%v was told InProgressError on a clock read at %s, past its lease end %s and the grace", inv.id, c.w.at(inv.judgedAt), c.w.at(e.LeaseEnd))
+		}
+	}
+	if nothingHappened(err) && len(inv.effects) > 0 {
+		c.violate(invOutcome, "", key, "%v made effect %v but was told %T: %v", inv.id, inv.effects, err, err)
+	}
+	if inv.succeeded && !c.w.cfg.invoker {
+		c.violate(invOutcome, "", key, "%v's handler succeeded (effect %v) but its caller got %T: %v", inv.id, inv.effects, err, err)
+	}
+}
+
+// nothingHappened reports whether err tells the caller that nothing was
+// done: the handler did not run, or its staged writes were not
+// committed.
+func nothingHappened(err error) bool {
+	var (
+		inProgress *idempotency.InProgressError
+		conflict   *idempotency.PayloadConflictError
+		abandoned  *idempotency.AbandonedError
+		corrupted  *idempotency.CorruptedRecordError
+		notStored  *idempotency.ResponseNotStoredError
+		uncertain  *idempotency.UncertainError
+		persist    *idempotency.PersistenceError
+		commit     *idempotency.CommitError
+	)
+	switch {
+	case errors.As(err, &inProgress), errors.As(err, &conflict), errors.As(err, &abandoned),
+		errors.As(err, &corrupted), errors.As(err, &notStored):
+		return true
+	case errors.As(err, &uncertain) && uncertain.Key != "":
+		return true // a duplicate's: the handler did not run
+	case errors.As(err, &commit):
+		return commit.State != idempotency.CommitUnknown
+	case errors.As(err, &persist):
+		return persist.Op != "complete"
+	case errors.Is(err, errDeclined):
+		return true
+	}
+	// The dynamo store's refusals of staged writes, which the middleware
+	// returns as the handler's error: nothing was committed.
+	var (
+		staged *dynamo.StagedWriteError
+		tx     *dynamo.TransactionError
+		limit  *dynamo.TransactionLimitError
+	)
+	if errors.As(err, &staged) || errors.As(err, &tx) || errors.As(err, &limit) {
+		return true
+	}
+	return false
+}
+
+// tokensOf are the tokens inv acquired.
+func (c *checker) tokensOf(inv *invocation) []string {
+	var out []string
+	for tok, ts := range c.tokens {
+		if ts.owner == inv {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+// name abbreviates a lease token for reports: its first 6 digits.
+func (c *checker) name(token string) string {
+	if token == "" {
+		return "(none)"
+	}
+	if len(token) > 6 {
+		return token[:6]
+	}
+	return token
+}
+
+// parseReceipt reads a receipt as encoding/json wrote it, without
+// decoding the note a large response carries: the fields come first, in
+// the struct's order.
+func parseReceipt(resp []byte) (receipt, bool) {
+	head := resp
+	if i := bytes.Index(head, []byte(`,"note"`)); i >= 0 {
+		head = append(head[:i:i], '}')
+	}
+	var r receipt
+	err := json.Unmarshal(head, &r)
+	return r, err == nil
+}
+
+func contains[T comparable](xs []T, x T) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
