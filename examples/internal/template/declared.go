@@ -137,6 +137,18 @@ func LiteralOptions(t testing.TB, path string) map[string]string {
 // Deliver delivers one event to an idempotent wrapper.
 type Deliver func(ctx context.Context, event []byte) error
 
+// Handler is the code of CheckDeclared for a handler built with opts, as
+// idempotency.New builds it, whose own function never runs.
+func Handler(opts ...idempotency.Option) func(idempotency.Store) (Deliver, error) {
+	return func(s idempotency.Store) (Deliver, error) {
+		h, err := idempotency.New(s, func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, errors.New("ran") }, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, ev []byte) error { _, err := h.Invoke(ctx, ev); return err }, nil
+	}
+}
+
 // CheckDeclared fails t unless the function logicalID of the template at
 // path declares in Metadata.Idempotency what its code gives: the wrapper
 // that code builds on a store (a handler or a function wrapper) and one
