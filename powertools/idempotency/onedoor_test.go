@@ -105,17 +105,20 @@ func handlerEntry(t *testing.T, store idempotency.Store, runs *int, opts ...idem
 	}
 }
 
+// doorEntries are the entry points that the tests of this file run, and
+// where each one's argument holds the document.
+var doorEntries = []struct {
+	name string
+	at   string
+	make doorEntry
+}{
+	{"Wrap", "", handlerEntry},
+	{"WrapFunc json.RawMessage", "", rawEntry},
+	{"WrapFunc EventBridge", "detail.", eventBridgeEntry},
+	{"WrapFunc SQS", "powertools_json(body).", sqsEntry},
+}
+
 func TestOneDoor(t *testing.T) {
-	entries := []struct {
-		name string
-		at   string // where the entry point's argument holds the document
-		make doorEntry
-	}{
-		{"Wrap", "", handlerEntry},
-		{"WrapFunc json.RawMessage", "", rawEntry},
-		{"WrapFunc EventBridge", "detail.", eventBridgeEntry},
-		{"WrapFunc SQS", "powertools_json(body).", sqsEntry},
-	}
 	tests := []struct {
 		name       string
 		key        string // relative to the document
@@ -173,7 +176,7 @@ func TestOneDoor(t *testing.T) {
 			attack: `{"order_id":"A","note":"x","NOTE":"y"}`,
 		},
 	}
-	for _, entry := range entries {
+	for _, entry := range doorEntries {
 		for _, tc := range tests {
 			t.Run(entry.name+"/"+tc.name, func(t *testing.T) {
 				opts := []idempotency.Option{idempotency.WithEventKey(entry.at + tc.key), idempotency.WithKeyRequired(true)}
@@ -205,16 +208,7 @@ func TestOneDoor(t *testing.T) {
 // TestOneDoorReplays checks the other side of TestOneDoor: every entry
 // point keys a well-formed document, and a duplicate of it is replayed.
 func TestOneDoorReplays(t *testing.T) {
-	for _, entry := range []struct {
-		name string
-		at   string
-		make doorEntry
-	}{
-		{"Wrap", "", handlerEntry},
-		{"WrapFunc json.RawMessage", "", rawEntry},
-		{"WrapFunc EventBridge", "detail.", eventBridgeEntry},
-		{"WrapFunc SQS", "powertools_json(body).", sqsEntry},
-	} {
+	for _, entry := range doorEntries {
 		t.Run(entry.name, func(t *testing.T) {
 			store := idempotencytest.NewStore()
 			runs := 0
