@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,13 +51,16 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 	if cur == nil || cur.omitted || !now.Before(cur.expiry.Add(-c.tol())) || bytes.Equal(cur.response, resp) {
 		return
 	}
-	if prev := ks.previous; prev != nil && bytes.Equal(prev.response, resp) && now.Before(prev.expiry.Add(c.tol()+time.Second)) {
-		return // a replay of the record just expired, as its reader's clock allows
+	if prev := ks.previous; prev != nil && bytes.Equal(prev.response, resp) &&
+		(now.Before(prev.expiry.Add(c.tol()+time.Second)) || inv.judgedAt.Before(prev.expiry.Add(c.tol()))) {
+		// A replay of the record just expired, as its reader's clock
+		// allows, or read while it was live and answered late.
+		return
 	}
 	if ran && !contains(c.tokensOf(inv), cur.token) {
 		// The handler ran while another's COMPLETE record was live: I1
 		// reports the effect; here the caller got its own result.
-		c.violate(invReplay, cur.label, key, "%v ran (effect %d) and returned its own response while token %s's was stored", inv.id, r.Effect, c.name(cur.token))
+		c.violate(invReplay, cmp.Or(cur.label, inv.limit), key, "%v ran (effect %d) and returned its own response while token %s's was stored", inv.id, r.Effect, c.name(cur.token))
 		return
 	}
 	c.violate(invReplay, cur.label, key, "%v got effect %d's response, not the stored one of token %s (until %s)", inv.id, r.Effect, c.name(cur.token), c.w.at(cur.expiry))

@@ -333,18 +333,28 @@ func (c *checker) effect(inv *invocation, key string, n, amount int) {
 	if prev == nil || prev.inv == inv {
 		return
 	}
-	c.judge(invariant, key, prev, inv, n)
+	this := &effectRec{inv: inv, token: inv.token, n: n}
+	if inv.acquiredAt.Before(prev.inv.acquiredAt) {
+		// prev's invocation took the key after this one did, which made
+		// its effect late (its Acquire's answer came late, say): the
+		// takeover to judge is prev's, of this one's record.
+		c.judge(invariant, key, this, prev)
+		return
+	}
+	c.judge(invariant, key, prev, this)
 }
 
-// judge decides whether inv, which took key at inv.acquiredAt, could run
-// effect n after prev's.
-func (c *checker) judge(invariant, key string, prev *effectRec, inv *invocation, n int) {
+// judge decides whether taker, whose invocation took key at its
+// acquiredAt, could make its effect beside holder's, made under the
+// record that taker's acquisition replaced.
+func (c *checker) judge(invariant, key string, holder, taker *effectRec) {
+	prev, inv := holder, taker.inv
 	ts := c.tokens[prev.token]
 	tB := inv.acquiredAt
 	tol := c.tol()
 	ks := c.key(key)
-	what := fmt.Sprintf("effect %d by %v (token %s, taken at %s) after effect %d by %v (token %s)",
-		n, inv.id, c.name(inv.token), c.w.at(tB), prev.n, prev.inv.id, c.name(prev.token))
+	what := fmt.Sprintf("effect %d by %v (token %s, taken at %s) beside effect %d by %v (token %s, taken at %s)",
+		taker.n, inv.id, c.name(inv.token), c.w.at(tB), prev.n, prev.inv.id, c.name(prev.token), c.w.at(prev.inv.acquiredAt))
 	switch {
 	case ts == nil:
 		c.violate(invariant, "", key, "%s: the earlier token is unknown", what)
@@ -366,6 +376,7 @@ func (c *checker) judge(invariant, key string, prev *effectRec, inv *invocation,
 		case gone && !tB.Before(ts.rec.leaseEnd.Add(-tol)):
 			c.stats.FencedTakeovers++
 		case !gone && !tB.Add(inv.sb.clock.skew).Before(ts.rec.leaseEnd) && tB.Before(ts.rec.leaseEnd):
+			inv.limit, prev.inv.limit = limitSkew, limitSkew
 			c.violate(invariant, limitSkew, key, "%s: taken over while %v still ran, %v before its lease ended at %s, by a clock %v ahead",
 				what, prev.inv.id, ts.rec.leaseEnd.Sub(tB), c.w.at(ts.rec.leaseEnd), inv.sb.clock.skew)
 		default:

@@ -24,6 +24,10 @@ func TestFixedSchedules(t *testing.T) {
 		// record the replica did not have yet, which a failover then lost;
 		// the effect ran again after the lease.
 		{5886, StoreRedis, Options{RedisWait: 1}, "redisstore: with WaitReplicas, a read waits for the record it returns"},
+		// A duplicate read the COMPLETE record just before it expired and
+		// got the answer 1.6 s later, once another request had replaced
+		// it: the checker judged the replay at its return, not its read.
+		{37634, StoreDynamo, Options{}, "sim: a replay is judged by the clock read before the store's answer"},
 	} {
 		if r := Run(tt.seed, tt.store, tt.o); len(r.Violations) > 0 {
 			t.Errorf("seed %d on %s (%s): %v", tt.seed, tt.store, tt.fix, r.Violations)
@@ -42,6 +46,10 @@ func TestDocumentedLimits(t *testing.T) {
 		fixed *Options // the advised setting, when there is one
 	}{
 		{7163, StoreDynamo, limitSkew, &Options{LeaseBeyondSkew: true}},
+		// The holder's Acquire answered late, so its effect came after
+		// the skewed taker's: the checker judged the pair in the order of
+		// their effects, not of their acquisitions.
+		{21245, StoreDynamo, limitSkew, &Options{LeaseBeyondSkew: true}},
 		{1197, StoreRedis, limitRedisFailover, &Options{RedisWait: 1}},
 		{1211, StoreDynamo, limitReconcileLives, nil},
 		{2, StoreGlobalEventual, limitMREC, nil},

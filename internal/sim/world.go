@@ -94,6 +94,10 @@ type invocation struct {
 	storeFailed bool
 	// reconciled is the effect its reconcile function found, or 0.
 	reconciled int
+	// limit names the documented limit under which its key was taken
+	// over from it, or by it, while it still ran: what it returns is then
+	// judged under that limit too.
+	limit string
 }
 
 // receipt is the handler's response: the effect that made it, so that two
