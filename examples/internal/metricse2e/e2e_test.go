@@ -131,6 +131,11 @@ func TestPaymentsMetrics(t *testing.T) {
 		t.Error(err)
 	}
 
+	// A function's last lines may still be in the pipe when its response
+	// has arrived: stop the emulators, which waits for all their output.
+	for _, em := range []*emulator.Emulator{fn, other, broken} {
+		em.Close()
+	}
 	want := map[string]int{
 		"IdempotencyNew": 3, "IdempotencyReplayed": 1, "IdempotencyConflict": 1, "IdempotencyReleased": 1,
 		"IdempotencyInvalidEvent": 1, "IdempotencyStoreError": 1, "IdempotencyInProgress": 1,
