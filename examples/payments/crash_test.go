@@ -105,7 +105,7 @@ func (c *crashWorld) sandbox() *function {
 		"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=" + eventKeyPath,
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
 	}
-	out := &lineBuffer{}
+	out := &emulator.Buffer{}
 	em := emulator.StartTest(c.t, emulator.Config{RIE: c.rie, Bootstrap: c.binary, Env: append(env, c.env...), Output: out})
 	return &function{em: em, out: out}
 }

@@ -7,7 +7,6 @@ package main
 // (and fail under CI=true).
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,7 +79,7 @@ func newE2E(t *testing.T) *e2e {
 // function is one emulator running the payments function, and its output.
 type function struct {
 	em  *emulator.Emulator
-	out *lineBuffer
+	out *emulator.Buffer
 }
 
 // start runs the function under a new emulator. env adds to, or overrides,
@@ -98,7 +97,7 @@ func (x *e2e) start(env ...string) *function {
 		"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=" + eventKeyPath,
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
 	}
-	out := &lineBuffer{}
+	out := &emulator.Buffer{}
 	em := emulator.StartTest(x.t, emulator.Config{
 		RIE: x.rie, Bootstrap: bootstrap.Path(x.t), Env: append(base, env...), Output: out,
 	})
@@ -155,18 +154,28 @@ func (f *function) trySend(body string) (events.APIGatewayV2HTTPResponse, error)
 // charge orderID: the deadline the emulator gave that invocation.
 func (f *function) deadline(t *testing.T, orderID string) time.Time {
 	t.Helper()
-	for _, line := range f.out.lines() {
-		var entry struct {
-			Msg        string `json:"msg"`
-			OrderID    string `json:"order_id"`
-			DeadlineMs int64  `json:"deadline_ms"`
+	var deadline time.Time
+	charged := func(output string) bool {
+		for line := range strings.Lines(output) {
+			var entry struct {
+				Msg        string `json:"msg"`
+				OrderID    string `json:"order_id"`
+				DeadlineMs int64  `json:"deadline_ms"`
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "charging" && entry.OrderID == orderID {
+				deadline = time.UnixMilli(entry.DeadlineMs)
+				return true
+			}
 		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "charging" && entry.OrderID == orderID {
-			return time.UnixMilli(entry.DeadlineMs)
-		}
+		return false
 	}
-	t.Fatalf("the function logged no charge of %s", orderID)
-	return time.Time{}
+	// The line may still be in the pipe when the response has come.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := f.out.Await(ctx, charged); err != nil {
+		t.Fatalf("the function logged no charge of %s: %v", orderID, err)
+	}
+	return deadline
 }
 
 // items returns how many items the table holds.
@@ -216,17 +225,4 @@ func wantProviderRequests(t *testing.T, p *provider.Server, want int) {
 	if got := p.Requests(); got != want {
 		t.Errorf("the provider got %d charge requests, want %d", got, want)
 	}
-}
-
-// lineBuffer is the emulator's output, with the reads the tests make.
-type lineBuffer struct{ emulator.Buffer }
-
-func (b *lineBuffer) lines() []string {
-	var lines []string
-	sc := bufio.NewScanner(strings.NewReader(b.String()))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return lines
 }

@@ -111,7 +111,7 @@ func (x *valkeyE2E) start(env ...string) *function {
 		"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=" + eventKeyPath,
 		"POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=" + validationPath,
 	}
-	out := &lineBuffer{}
+	out := &emulator.Buffer{}
 	em := emulator.StartTest(x.t, emulator.Config{
 		RIE: x.rie, Bootstrap: bootstrap.Path(x.t), Env: append(base, env...), Output: out,
 	})

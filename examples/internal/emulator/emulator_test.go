@@ -48,8 +48,17 @@ func TestEmulatorRunsTheRuntimeLoop(t *testing.T) {
 	// deadline is within that span plus 1 s (and a millisecond of
 	// rounding), however slow the machine.
 	var deadlineMs int64
-	for _, line := range strings.Split(out.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, "deadline_ms="); ok {
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	output, err := out.Await(wait, func(output string) bool {
+		_, after, ok := strings.Cut(output, "deadline_ms=")
+		return ok && strings.Contains(after, "\n")
+	})
+	if err != nil {
+		t.Fatalf("the function printed no deadline_ms line: %v", err)
+	}
+	for line := range strings.Lines(output) {
+		if v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "deadline_ms="); ok {
 			deadlineMs, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
