@@ -7,9 +7,7 @@ import (
 	_ "crypto/sha1"
 	_ "crypto/sha256"
 	_ "crypto/sha512"
-	"errors"
 	"fmt"
-	"strings"
 )
 
 // Compatibility is the format of a wrapper's keys and records: this
@@ -66,34 +64,6 @@ func (c Compatibility) defaultHash() crypto.Hash {
 	return crypto.MD5
 }
 
-// hashNames are the hashes [WithHash] accepts, by the names that
-// Python's hashlib and Node's crypto.createHash both give them: the
-// values of POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION.
-var hashNames = map[string]crypto.Hash{
-	"md5":    crypto.MD5,
-	"sha1":   crypto.SHA1,
-	"sha224": crypto.SHA224,
-	"sha256": crypto.SHA256,
-	"sha384": crypto.SHA384,
-	"sha512": crypto.SHA512,
-}
-
-// The environment variables of the compatibility settings. Powertools
-// reads none for these (hash_function and hashFunction are set in code).
-const (
-	envCompatibility = "POWERTOOLS_IDEMPOTENCY_COMPATIBILITY"
-	envHashFunction  = "POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION"
-	envPythonHandler = "POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER"
-)
-
-// compatOptions are the settings of WithCompatibility, WithHash and
-// WithPythonHandler; nil is "not set".
-type compatOptions struct {
-	compat        *Compatibility
-	hash          *crypto.Hash
-	pythonHandler *string
-}
-
 // WithCompatibility makes the wrapper's keys and records those of a
 // Powertools for AWS Lambda runtime: [PowertoolsPython] or
 // [PowertoolsTypeScript]. Give the Go function the key expression, the
@@ -104,7 +74,7 @@ type compatOptions struct {
 // Default: POWERTOOLS_IDEMPOTENCY_COMPATIBILITY (own, python or typescript,
 // in any case), else [OwnFormat].
 func WithCompatibility(c Compatibility) Option {
-	return func(o *options) { o.compat.compat = &c }
+	return func(o *options) { o.compat = c; o.set("WithCompatibility") }
 }
 
 // WithHash sets the hash of keys and payload hashes: crypto.MD5,
@@ -117,7 +87,7 @@ func WithCompatibility(c Compatibility) Option {
 // sha384 or sha512, as hashlib and Node's crypto name them), else SHA-256
 // in [OwnFormat] and MD5, Powertools' default, in its modes.
 func WithHash(h crypto.Hash) Option {
-	return func(o *options) { o.compat.hash = &h }
+	return func(o *options) { o.hash = h; o.set("WithHash") }
 }
 
 // WithPythonHandler gives, in [PowertoolsPython] mode, the module and
@@ -137,118 +107,7 @@ func WithHash(h crypto.Hash) Option {
 // Default: POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER for a handler in
 // [PowertoolsPython] mode.
 func WithPythonHandler(name string) Option {
-	return func(o *options) { o.compat.pythonHandler = &name }
-}
-
-// resolveCompatibility sets e.keys from the options, the environment and
-// the defaults (opts, then the variables, then defaults). It returns the
-// key prefix of a PowertoolsPython handler when no other is given, or nil.
-func (e *engine) resolveCompatibility(opts, defaults options, kind wrapperKind) (*string, error) {
-	o, d := opts.compat, defaults.compat
-	compat, err := compatSetting(o.compat, d.compat)
-	if err != nil {
-		return nil, err
-	}
-	hash, err := hashSetting(o.hash, d.hash)
-	if err != nil {
-		return nil, err
-	}
-	e.keys = keyFormat{compat: compat, hash: hash}
-
-	// A handler name given outright where it cannot apply is a mistake;
-	// one given in WithDefaults, which the environment's mode may
-	// override, is not.
-	if o.pythonHandler != nil && compat != PowertoolsPython {
-		return nil, &ConfigError{Name: "WithPythonHandler", Err: fmt.Errorf("only for PowertoolsPython, and the compatibility is %v", compat)}
-	}
-	if o.pythonHandler != nil && kind == funcKind {
-		return nil, &ConfigError{Name: "WithPythonHandler", Err: errors.New("a function wrapper's key prefix is <function>.<name>: name it with the Python function's <module>.<qualname>")}
-	}
-	_, envPrefix := envString(envKeyPrefix)
-	if compat != PowertoolsPython || kind == funcKind || opts.keyPrefix != nil || envPrefix || defaults.keyPrefix != nil {
-		return nil, nil
-	}
-	return pythonPrefix(o.pythonHandler, d.pythonHandler)
-}
-
-// compatSetting resolves the mode: code, the variable, the default.
-func compatSetting(code, fallback *Compatibility) (Compatibility, error) {
-	c, name := OwnFormat, "WithCompatibility"
-	env, set := envString(envCompatibility)
-	switch {
-	case code != nil:
-		c = *code
-	case set:
-		name = envCompatibility
-		switch strings.ToLower(env) {
-		case "own":
-			c = OwnFormat
-		case "python":
-			c = PowertoolsPython
-		case "typescript":
-			c = PowertoolsTypeScript
-		default:
-			return 0, &ConfigError{Name: envCompatibility, Err: fmt.Errorf("%q is not own, python or typescript", env)}
-		}
-	case fallback != nil:
-		c = *fallback
-	}
-	if c < OwnFormat || c > PowertoolsTypeScript {
-		return 0, &ConfigError{Name: name, Err: fmt.Errorf("unknown %v", c)}
-	}
-	return c, nil
-}
-
-// hashSetting resolves the hash, 0 for the mode's default.
-func hashSetting(code, fallback *crypto.Hash) (crypto.Hash, error) {
-	var h crypto.Hash
-	name := "WithHash"
-	env, set := envString(envHashFunction)
-	switch {
-	case code != nil:
-		h = *code
-	case set:
-		name = envHashFunction
-		if h = hashNames[strings.ToLower(env)]; h == 0 {
-			return 0, &ConfigError{Name: envHashFunction, Err: fmt.Errorf("%q is not md5, sha1, sha224, sha256, sha384 or sha512", env)}
-		}
-	case fallback != nil:
-		h = *fallback
-	}
-	if h != 0 && !supportedHash(h) {
-		return 0, &ConfigError{Name: name, Err: fmt.Errorf("unsupported hash %v: want MD5, SHA1, SHA224, SHA256, SHA384 or SHA512", h)}
-	}
-	return h, nil
-}
-
-// pythonPrefix returns Powertools Python's key prefix of a handler,
-// "<function>.<handler>", with the handler given in code, else in the
-// variable, else in WithDefaults.
-func pythonPrefix(code, fallback *string) (*string, error) {
-	handler, name := code, "WithPythonHandler"
-	if env, set := envString(envPythonHandler); set && handler == nil {
-		handler, name = &env, envPythonHandler
-	} else if handler == nil {
-		handler = fallback
-	}
-	if handler == nil || *handler == "" {
-		return nil, &ConfigError{Name: "WithPythonHandler", Err: fmt.Errorf("PowertoolsPython's key prefix is <function>.<handler>: give the handler with WithPythonHandler or %s, or the whole prefix with WithKeyPrefix: %w", envPythonHandler, errNoPrefix)}
-	}
-	fn, ok := envString(envFunctionName)
-	if !ok {
-		return nil, &ConfigError{Name: name, Err: fmt.Errorf("PowertoolsPython's key prefix is <function>.<handler>, and %s is not set: %w", envFunctionName, errNoPrefix)}
-	}
-	prefix := fn + "." + *handler
-	return &prefix, nil
-}
-
-func supportedHash(h crypto.Hash) bool {
-	for _, s := range hashNames {
-		if h == s {
-			return true
-		}
-	}
-	return false
+	return func(o *options) { o.pythonHandler = name; o.set("WithPythonHandler") }
 }
 
 // compatContextKey is the context key of an invocation's compatibility.

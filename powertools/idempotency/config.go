@@ -2,9 +2,13 @@ package idempotency
 
 import (
 	"cmp"
+	"context"
+	"crypto"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -12,16 +16,85 @@ import (
 	"github.com/gopowertools/lambda/jmespath"
 )
 
-// Defaults for the settings that have no environment variable or whose
-// variable is unset.
+// This file turns options into an engine: resolve applies them in their
+// one order of precedence, then build checks the result, once.
+
+// options holds every setting, from the built-in default to what the last
+// option applied gave, and who gave each.
+type options struct {
+	eventKey, validation       string // "": the whole event; no validation
+	keyPrefix                  string
+	keyRequired                bool
+	expiresAfter, lease        time.Duration
+	cacheSize                  int
+	replayHook                 replayFunc
+	replayOut                  reflect.Type // the Out of WithReplayHook's function
+	reconcile                  reconcileFunc
+	reconcileOut               reflect.Type // the Out of WithReconcile's function
+	functions                  []jmespath.Function
+	decodeLimit                int // 0: jmespath's default
+	observer                   func(context.Context, Observation)
+	useNumber, disallowUnknown bool
+	clock                      func() time.Time
+	logger                     *slog.Logger
+	disabled                   bool
+	compat                     Compatibility
+	hash                       crypto.Hash // 0: the compatibility's
+	pythonHandler              string
+	abandon                    AbandonPolicy
+	wait                       bool
+	leaseBeyond                time.Duration
+	metrics                    io.Writer // nil: off
+	namespace                  string
+	outcomeLog                 bool
+
+	defaults []Option          // WithDefaults
+	env      map[string]string // WithEnvironment; nil: the process's
+
+	// Bookkeeping of resolve: the level being applied and, for the
+	// environment, the variable; who set each option, by its name; and
+	// a variable that did not parse, until a later level sets its option.
+	level    level
+	variable string
+	given    map[string]source
+	errs     map[string]error
+}
+
+// level is where an option comes from, in the order they apply: each
+// overrides the ones before it.
+type level int
+
 const (
-	defaultExpiresAfter = time.Hour
-	defaultLease        = time.Minute
+	levelDefault level = iota // WithDefaults
+	levelEnv                  // the environment
+	levelCode                 // given outright
 )
 
-// wrapperKind tells build which defaults apply: a handler reads the
-// event-shaped environment variables, a function wrapper does not, because
-// its argument is not the event.
+// source is who gave an option: its name as a *ConfigError reports it
+// (the option's or the variable's), and its level.
+type source struct {
+	name  string
+	level level
+}
+
+// set records that the option named option was applied.
+func (o *options) set(option string) {
+	if o.given == nil {
+		return // a scan for WithDefaults and WithEnvironment
+	}
+	o.given[option] = source{name: cmp.Or(o.variable, option), level: o.level}
+	delete(o.errs, option)
+}
+
+// isSet reports whether option was given at any level, and by whom.
+func (o *options) isSet(option string) (source, bool) {
+	s, ok := o.given[option]
+	return s, ok
+}
+
+// wrapperKind tells resolve which variables apply: a handler reads the
+// event-shaped ones, a function wrapper does not, because its argument is
+// not the event.
 type wrapperKind int
 
 const (
@@ -29,103 +102,165 @@ const (
 	funcKind
 )
 
-// build resolves opts against the environment and the defaults into an
-// engine, or returns the first problem as a *ConfigError. name is the
+// resolve applies opts in the one order of precedence: the built-in
+// defaults, then the options given to WithDefaults, then the environment
+// (the variables, each read as the option it spells), then the options
+// given outright. Each overrides what came before it. A variable that
+// does not parse is an error only if nothing after it sets its option.
+func resolve(opts []Option, kind wrapperKind) (*options, error) {
+	var scan options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&scan)
+		}
+	}
+	o := &options{
+		expiresAfter: time.Hour,
+		lease:        time.Minute,
+		namespace:    defaultMetricsNamespace,
+		given:        map[string]source{},
+		errs:         map[string]error{},
+	}
+	apply := func(l level, opts []Option) {
+		o.level = l
+		for _, opt := range opts {
+			if opt != nil {
+				opt(o)
+			}
+		}
+	}
+	apply(levelDefault, scan.defaults)
+	if scan.env != nil {
+		o.env = scan.env
+	}
+	o.level = levelEnv
+	for _, v := range variables {
+		value := o.getenv(v.name)
+		if value == "" || (v.eventShaped && kind == funcKind) {
+			continue
+		}
+		opt, err := v.option(value)
+		if err != nil {
+			o.errs[v.sets] = &ConfigError{Name: v.name, Err: err}
+			continue
+		}
+		o.variable = v.name
+		opt(o)
+		o.variable = ""
+	}
+	apply(levelCode, opts)
+	for _, v := range variables { // the first variable's error, in their order
+		if err := o.errs[v.sets]; err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// getenv reads a variable of the wrapper's environment.
+func (o *options) getenv(name string) string {
+	if o.env != nil {
+		return o.env[name]
+	}
+	return os.Getenv(name)
+}
+
+// build resolves opts into an engine, or returns the first problem as a
+// *ConfigError. It is the one place that checks settings. name is the
 // function wrapper's name, the key prefix of a funcKind; out is the
 // wrapped function's result type.
 func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []Option) (*engine, error) {
-	o, d := resolveOptions(opts)
-	if o.replayOut != nil && o.replayOut != out {
-		return nil, &ConfigError{Name: "WithReplayHook", Err: fmt.Errorf("its function takes and returns %v, the wrapped function returns %v", o.replayOut, out)}
+	o, err := resolve(opts, kind)
+	if err != nil {
+		return nil, err
 	}
-	if o.reconcileOut != nil && o.reconcileOut != out {
-		return nil, &ConfigError{Name: "WithReconcile", Err: fmt.Errorf("its function returns %v, the wrapped function %v: every duplicate of an UNCERTAIN record would get a result it cannot decode", o.reconcileOut, out)}
+	// bad names the option or variable that gave a setting, for its error.
+	bad := func(option string, err error) error {
+		s, _ := o.isSet(option)
+		return &ConfigError{Name: cmp.Or(s.name, option), Err: err}
 	}
+	switch {
+	case o.replayOut != nil && o.replayOut != out:
+		return nil, bad("WithReplayHook", fmt.Errorf("its function takes and returns %v, the wrapped function returns %v", o.replayOut, out))
+	case o.reconcileOut != nil && o.reconcileOut != out:
+		return nil, bad("WithReconcile", fmt.Errorf("its function returns %v, the wrapped function %v: every duplicate of an UNCERTAIN record would get a result it cannot decode", o.reconcileOut, out))
+	case o.expiresAfter < time.Second:
+		return nil, bad("WithExpiresAfter", errors.New("must be at least 1s"))
+	case o.lease <= 0:
+		return nil, bad("WithLease", errors.New("must be positive"))
+	case o.abandon < AbandonRetry || o.abandon > AbandonUncertain:
+		return nil, bad("WithAbandonPolicy", fmt.Errorf("unknown policy %d", int(o.abandon)))
+	case o.leaseBeyond < 0:
+		return nil, bad("WithLeaseBeyondDeadline", errors.New("must not be negative"))
+	case o.cacheSize < 0:
+		return nil, bad("WithLocalCache", errors.New("size must not be negative"))
+	case o.decodeLimit <= 0 && o.given["WithDecodeLimit"] != source{}:
+		return nil, bad("WithDecodeLimit", fmt.Errorf("%d is not above 0", o.decodeLimit))
+	case o.compat < OwnFormat || o.compat > PowertoolsTypeScript:
+		return nil, bad("WithCompatibility", fmt.Errorf("unknown %v", o.compat))
+	case o.hash != 0 && !supportedHash(o.hash):
+		return nil, bad("WithHash", fmt.Errorf("unsupported hash %v: want MD5, SHA1, SHA224, SHA256, SHA384 or SHA512", o.hash))
+	}
+	if s, ok := o.isSet("WithPythonHandler"); ok && s.level == levelCode {
+		// Given outright where it cannot apply, it is a mistake; given in
+		// WithDefaults, which the environment's mode may override, not.
+		if o.compat != PowertoolsPython {
+			return nil, bad("WithPythonHandler", fmt.Errorf("only for PowertoolsPython, and the compatibility is %v", o.compat))
+		}
+		if kind == funcKind {
+			return nil, bad("WithPythonHandler", errors.New("a function wrapper's key prefix is <function>.<name>: name it with the Python function's <module>.<qualname>"))
+		}
+	}
+
 	e := &engine{
 		store:           store,
 		keyRequired:     o.keyRequired,
-		expiresAfter:    defaultExpiresAfter,
-		lease:           defaultLease,
-		now:             time.Now,
+		expiresAfter:    o.expiresAfter,
+		lease:           o.lease,
+		now:             o.clock,
 		logger:          o.logger,
 		replayHook:      o.replayHook,
-		observer:        o.observer,
 		useNumber:       o.useNumber,
 		disallowUnknown: o.disallowUnknown,
 		reconcile:       o.reconcile,
+		abandon:         o.abandon,
+		wait:            o.wait,
+		leaseBeyond:     o.leaseBeyond,
+		disabled:        o.disabled,
+		cache:           newCache(o.cacheSize),
+		keys:            keyFormat{compat: o.compat, hash: o.hash},
 	}
-	if o.clock != nil {
-		e.now = o.clock
+	if e.now == nil {
+		e.now = time.Now
 	}
-
-	if o.disabled != nil {
-		e.disabled = *o.disabled
-	} else if v, set, err := envBool(envDisabled); err != nil {
-		return nil, err
-	} else if set {
-		e.disabled = v
-	} else if d.disabled != nil {
-		e.disabled = *d.disabled
-	}
-	if e.disabled {
-		warnDisabled(e.log())
-	}
-
-	if o.expiresAfter != nil {
-		if *o.expiresAfter < time.Second {
-			return nil, &ConfigError{Name: "WithExpiresAfter", Err: errors.New("must be at least 1s")}
-		}
-		e.expiresAfter = *o.expiresAfter
-	} else if v, set, err := envDuration(envExpiresAfter); err != nil {
-		return nil, err
-	} else if set {
-		if v < time.Second {
-			return nil, &ConfigError{Name: envExpiresAfter, Err: errors.New("must be at least 1s")}
-		}
-		e.expiresAfter = v
-	} else if d.expiresAfter != nil {
-		if *d.expiresAfter < time.Second {
-			return nil, &ConfigError{Name: "WithExpiresAfter", Err: errors.New("must be at least 1s")}
-		}
-		e.expiresAfter = *d.expiresAfter
-	}
-
-	if o.lease != nil {
-		if *o.lease <= 0 {
-			return nil, &ConfigError{Name: "WithLease", Err: errors.New("must be positive")}
-		}
-		e.lease = *o.lease
-	}
-
-	if err := e.resolveInProgress(o, d); err != nil {
-		return nil, err
-	}
-
-	if o.cacheSize < 0 {
-		return nil, &ConfigError{Name: "WithLocalCache", Err: errors.New("size must not be negative")}
-	}
-	e.cache = newCache(o.cacheSize)
 	e.invoker, _ = store.(Invoker)
+	if e.disabled {
+		warnDisabled(e.log(), o.getenv(envDev))
+	}
 
 	var jopts []jmespath.Option
 	if len(o.functions) > 0 {
 		jopts = append(jopts, jmespath.WithFunctions(o.functions...))
 	}
-	if limit := cmp.Or(o.decodeLimit, d.decodeLimit); limit != 0 {
-		if limit < 0 {
-			return nil, &ConfigError{Name: "WithDecodeLimit", Err: fmt.Errorf("%d is not above 0", limit)}
-		}
-		jopts = append(jopts, jmespath.WithDecodeLimit(limit))
+	if o.decodeLimit != 0 {
+		jopts = append(jopts, jmespath.WithDecodeLimit(o.decodeLimit))
 	}
-	var err error
-	if e.keyExpr, err = compileSetting(o.eventKey, d.eventKey, "WithEventKey", envEventKey, kind, jopts); err != nil {
+	compile := func(option, expr string) (*jmespath.Expression, error) {
+		if expr == "" {
+			return nil, nil
+		}
+		compiled, err := jmespath.Compile(expr, jopts...)
+		if err != nil {
+			return nil, bad(option, err)
+		}
+		return compiled, nil
+	}
+	if e.keyExpr, err = compile("WithEventKey", o.eventKey); err != nil {
 		return nil, err
 	}
-	if e.keyExpr == nil {
-		e.keyExpr = wholeEvent
-	}
+	e.keyExpr = cmp.Or(e.keyExpr, wholeEvent)
 	e.keyMulti = e.keyExpr.MultiSelect()
-	if e.validation, err = compileSetting(o.validation, d.validation, "WithPayloadValidation", envValidation, kind, jopts); err != nil {
+	if e.validation, err = compile("WithPayloadValidation", o.validation); err != nil {
 		return nil, err
 	}
 	e.exprs = []*jmespath.Expression{e.keyExpr}
@@ -133,67 +268,75 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 		e.exprs = append(e.exprs, e.validation)
 	}
 
-	// A disabled handler never builds a key, so a missing prefix only
+	// A disabled wrapper never builds a key, so a missing prefix only
 	// matters once idempotency is on: local runs with
 	// POWERTOOLS_IDEMPOTENCY_DISABLED need no function name.
-	pythonPrefix, err := e.resolveCompatibility(o, d, kind)
-	if err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
-		return nil, err
-	}
-	if e.prefix, err = keyPrefix(o.keyPrefix, cmp.Or(d.keyPrefix, pythonPrefix), kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
+	if e.prefix, err = keyPrefix(o, kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
 		return nil, err
 	}
 	if store == nil && !e.disabled {
 		return nil, &ConfigError{Name: "store", Err: errors.New("store is nil")}
 	}
-	if _, ok := store.(UncertainStore); e.reconcile != nil && !ok && !e.disabled {
-		return nil, &ConfigError{Name: "WithReconcile", Err: errors.New("the store cannot take over an UNCERTAIN record: it does not implement UncertainStore")}
-	}
-	if err := e.instrument(kind, o.telemetry, d.telemetry); err != nil {
-		return nil, err
+	if !e.disabled {
+		if e.observer, err = e.observers(o, bad); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }
 
-// resolveOptions applies opts: first the settings given to WithDefaults,
-// then the others, which win. It returns, apart in d, the defaults of the
-// settings that have an environment variable, since the variable comes
-// between the two: code given outright, then the environment, then the
-// defaults, then the built-in default.
-func resolveOptions(opts []Option) (o, d options) {
-	var scan options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&scan)
+// keyPrefix settles the part of the key before "#". A function wrapper's
+// is "<function>.<name>", or name alone outside Lambda. A handler's is
+// the one given at any level, else Powertools Python's
+// "<function>.<handler>" in that mode, else the function's name.
+func keyPrefix(o *options, kind wrapperKind, name string) (string, error) {
+	fn := o.getenv(envFunctionName)
+	prefix, given := o.isSet("WithKeyPrefix")
+	if kind == funcKind {
+		if given {
+			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("a function wrapper's key prefix is the Lambda function's name and its own")}
 		}
-	}
-	for _, opt := range scan.defaults {
-		if opt != nil {
-			opt(&o)
+		if name == "" {
+			return "", &ConfigError{Name: "name", Err: errors.New("a function wrapper needs a name, its key prefix")}
 		}
-	}
-	d.eventKey, d.validation, d.keyPrefix, d.expiresAfter, d.disabled = o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled
-	o.eventKey, o.validation, o.keyPrefix, o.expiresAfter, o.disabled = nil, nil, nil, nil, nil
-	d.telemetry, o.telemetry = o.telemetry, telemetryOptions{}
-	d.compat, o.compat = o.compat, compatOptions{}
-	d.abandon, d.wait, d.leaseBeyond = o.abandon, o.wait, o.leaseBeyond
-	o.abandon, o.wait, o.leaseBeyond = nil, nil, nil
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
+		// As Powertools does: two functions sharing a table and a
+		// wrapper's name must not share its records.
+		if fn != "" {
+			return fn + "." + name, nil
 		}
+		return name, nil
 	}
-	return o, d
+	switch {
+	case given && o.keyPrefix == "":
+		return "", &ConfigError{Name: prefix.name, Err: errors.New("prefix is empty")}
+	case given:
+		return o.keyPrefix, nil
+	case o.compat == PowertoolsPython:
+		handler, _ := o.isSet("WithPythonHandler")
+		switch {
+		case o.pythonHandler == "":
+			return "", &ConfigError{Name: "WithPythonHandler", Err: fmt.Errorf("PowertoolsPython's key prefix is <function>.<handler>: give the handler with WithPythonHandler or %s, or the whole prefix with WithKeyPrefix: %w", envPythonHandler, errNoPrefix)}
+		case fn == "":
+			return "", &ConfigError{Name: handler.name, Err: fmt.Errorf("PowertoolsPython's key prefix is <function>.<handler>, and %s is not set: %w", envFunctionName, errNoPrefix)}
+		}
+		return fn + "." + o.pythonHandler, nil
+	case fn != "":
+		return fn, nil
+	}
+	return "", &ConfigError{Name: "WithKeyPrefix", Err: errNoPrefix}
 }
+
+// errNoPrefix explains how to give a handler its key prefix.
+var errNoPrefix = errors.New("no key prefix: use WithKeyPrefix, or set " + envKeyPrefix + " or " + envFunctionName)
 
 // disabledWarned makes the warning that idempotency is off once per process.
 var disabledWarned atomic.Bool
 
 // warnDisabled warns, once per process, that idempotency is off, unless
-// POWERTOOLS_DEV marks a development environment: nothing should switch a
-// payment function's protection off silently.
-func warnDisabled(log *slog.Logger) {
-	if dev, _, _ := envBool(envDev); dev || !disabledWarned.CompareAndSwap(false, true) {
+// POWERTOOLS_DEV (dev) marks a development environment: nothing should
+// switch a payment function's protection off silently.
+func warnDisabled(log *slog.Logger, dev string) {
+	if on, _ := parseBool(dev); on || !disabledWarned.CompareAndSwap(false, true) {
 		return
 	}
 	log.Warn("idempotency: disabled (WithDisabled or "+envDisabled+"): handlers run on every event, duplicates included; meant for development, where "+envDev+" silences this warning", "variable", envDisabled)
@@ -202,60 +345,11 @@ func warnDisabled(log *slog.Logger) {
 // wholeEvent is the key expression when none is set: all of the event.
 var wholeEvent = jmespath.MustCompile("@")
 
-// compileSetting compiles the expression set in code, else the one in the
-// environment variable (handlers only). Nil means the setting is off.
-func compileSetting(code, fallback *string, option, variable string, kind wrapperKind, opts []jmespath.Option) (*jmespath.Expression, error) {
-	expr, name := "", option
-	env, set := envString(variable)
-	switch {
-	case code != nil:
-		expr = *code
-	case kind == handlerKind && set:
-		expr, name = env, variable
-	case fallback != nil:
-		expr = *fallback
-	}
-	if expr == "" {
-		return nil, nil
-	}
-	compiled, err := jmespath.Compile(expr, opts...)
-	if err != nil {
-		return nil, &ConfigError{Name: name, Err: err}
-	}
-	return compiled, nil
-}
-
-// keyPrefix resolves the prefix: a function wrapper's name, or for a
-// handler the option, the variable, or the function name, in that order.
-func keyPrefix(code, fallback *string, kind wrapperKind, name string) (string, error) {
-	if kind == funcKind {
-		if code != nil || fallback != nil {
-			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("a function wrapper's key prefix is the Lambda function's name and its own")}
+func supportedHash(h crypto.Hash) bool {
+	for _, s := range hashNames {
+		if h == s {
+			return true
 		}
-		if name == "" {
-			return "", &ConfigError{Name: "name", Err: errors.New("a function wrapper needs a name, its key prefix")}
-		}
-		// As Powertools does: two functions sharing a table and a
-		// wrapper's name must not share its records.
-		if fn, ok := envString(envFunctionName); ok {
-			return fn + "." + name, nil
-		}
-		return name, nil
 	}
-	if code != nil {
-		if *code == "" {
-			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("prefix is empty")}
-		}
-		return *code, nil
-	}
-	if p, ok := envString(envKeyPrefix); ok {
-		return p, nil
-	}
-	if fallback != nil {
-		return keyPrefix(fallback, nil, kind, name)
-	}
-	if p, ok := envString(envFunctionName); ok {
-		return p, nil
-	}
-	return "", &ConfigError{Name: "WithKeyPrefix", Err: errNoPrefix}
+	return false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -66,7 +65,7 @@ func (p AbandonPolicy) String() string {
 // Default: POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY (retry, block or
 // uncertain), else [AbandonRetry].
 func WithAbandonPolicy(p AbandonPolicy) Option {
-	return func(o *options) { o.abandon = &p }
+	return func(o *options) { o.abandon = p; o.set("WithAbandonPolicy") }
 }
 
 // AbandonGrace is how long after an invocation's deadline its IN_PROGRESS
@@ -94,7 +93,7 @@ const AbandonGrace = 5 * time.Second
 // Default: POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS (a boolean), else
 // false.
 func WithWaitForInProgress(wait bool) Option {
-	return func(o *options) { o.wait = &wait }
+	return func(o *options) { o.wait = wait; o.set("WithWaitForInProgress") }
 }
 
 // WithLeaseBeyondDeadline makes an invocation's lease last d past its
@@ -108,75 +107,7 @@ func WithWaitForInProgress(wait bool) Option {
 // Default: POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE (a Go duration),
 // else 0.
 func WithLeaseBeyondDeadline(d time.Duration) Option {
-	return func(o *options) { o.leaseBeyond = &d }
-}
-
-// The environment variables of this file's settings.
-const (
-	envAbandonPolicy = "POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY"
-	envWait          = "POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS"
-	envLeaseBeyond   = "POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE"
-)
-
-// resolveInProgress sets e's in-progress settings from o, the
-// environment and the defaults d, in that order.
-func (e *engine) resolveInProgress(o, d options) error {
-	switch {
-	case o.abandon != nil:
-		e.abandon = *o.abandon
-	default:
-		v, set := envString(envAbandonPolicy)
-		if !set {
-			if d.abandon != nil {
-				e.abandon = *d.abandon
-			}
-			break
-		}
-		p, ok := parseAbandonPolicy(v)
-		if !ok {
-			return &ConfigError{Name: envAbandonPolicy, Err: fmt.Errorf("%q is not retry, block or uncertain", v)}
-		}
-		e.abandon = p
-	}
-	if e.abandon < AbandonRetry || e.abandon > AbandonUncertain {
-		return &ConfigError{Name: "WithAbandonPolicy", Err: fmt.Errorf("unknown policy %d", int(e.abandon))}
-	}
-
-	switch v, set, err := envBool(envWait); {
-	case o.wait != nil:
-		e.wait = *o.wait
-	case err != nil:
-		return err
-	case set:
-		e.wait = v
-	case d.wait != nil:
-		e.wait = *d.wait
-	}
-
-	name := "WithLeaseBeyondDeadline"
-	switch v, set, err := envDuration(envLeaseBeyond); {
-	case o.leaseBeyond != nil:
-		e.leaseBeyond = *o.leaseBeyond
-	case err != nil:
-		return err
-	case set:
-		e.leaseBeyond, name = v, envLeaseBeyond
-	case d.leaseBeyond != nil:
-		e.leaseBeyond = *d.leaseBeyond
-	}
-	if e.leaseBeyond < 0 {
-		return &ConfigError{Name: name, Err: errors.New("must not be negative")}
-	}
-	return nil
-}
-
-func parseAbandonPolicy(s string) (AbandonPolicy, bool) {
-	for _, p := range []AbandonPolicy{AbandonRetry, AbandonBlock, AbandonUncertain} {
-		if strings.EqualFold(s, p.String()) {
-			return p, true
-		}
-	}
-	return 0, false
+	return func(o *options) { o.leaseBeyond = d; o.set("WithLeaseBeyondDeadline") }
 }
 
 // AbandonedError is returned, under [AbandonBlock], to a duplicate of a

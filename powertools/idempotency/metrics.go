@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +77,7 @@ const (
 // its metrics, is true. Only the option given outright wins over
 // POWERTOOLS_METRICS_DISABLED.
 func WithMetrics(w io.Writer) Option {
-	return func(o *options) { o.telemetry.metrics = &w }
+	return func(o *options) { o.metrics = w; o.set("WithMetrics") }
 }
 
 // WithMetricsNamespace sets the CloudWatch namespace of the metrics of
@@ -89,85 +88,7 @@ func WithMetrics(w io.Writer) Option {
 // utility of Powertools for AWS Lambda, else "default_namespace", as in its
 // TypeScript version.
 func WithMetricsNamespace(namespace string) Option {
-	return func(o *options) { o.telemetry.namespace = &namespace }
-}
-
-// telemetryOptions are what WithMetrics, WithMetricsNamespace and
-// WithOutcomeLog set. A nil pointer means "not set".
-type telemetryOptions struct {
-	metrics    *io.Writer // nil inside: off
-	namespace  *string
-	outcomeLog *bool
-}
-
-// instrument resolves the settings of WithMetrics, WithMetricsNamespace and
-// WithOutcomeLog, given outright (o) or in WithDefaults (d), and has the
-// metrics and the outcome log that they turn on told each invocation, before
-// the observer of WithObserver. A disabled wrapper tells no one, so only
-// its variables are checked.
-func (e *engine) instrument(kind wrapperKind, o, d telemetryOptions) error {
-	w, err := metricsOutput(kind, o.metrics, d.metrics)
-	if err != nil {
-		return err
-	}
-	logOutcome, err := outcomeLogOn(kind, o.outcomeLog, d.outcomeLog)
-	if err != nil {
-		return err
-	}
-	if e.disabled || (w == nil && !logOutcome) {
-		return nil
-	}
-	var metrics *metricsWriter
-	if w != nil {
-		if metrics, err = e.newMetricsWriter(w, o.namespace, d.namespace); err != nil {
-			return err
-		}
-	}
-	user := e.observer
-	e.observer = func(ctx context.Context, obs Observation) {
-		// One reading of the clock, so that the document and the log
-		// give a replay the same age.
-		now := e.now()
-		if metrics != nil {
-			metrics.observe(ctx, obs, now)
-		}
-		if logOutcome {
-			e.logOutcome(ctx, obs, now)
-		}
-		if user != nil {
-			user(ctx, obs)
-		}
-	}
-	return nil
-}
-
-// metricsOutput resolves WithMetrics: given outright, then the environment
-// (POWERTOOLS_IDEMPOTENCY_METRICS for a handler only, whose invocations are
-// the function's; POWERTOOLS_METRICS_DISABLED for both), then WithDefaults,
-// then off.
-func metricsOutput(kind wrapperKind, code, fallback *io.Writer) (io.Writer, error) {
-	if code != nil {
-		return *code, nil
-	}
-	if off, _, err := envBool(envMetricsDisabled); err != nil {
-		return nil, err
-	} else if off {
-		return nil, nil
-	}
-	if kind == handlerKind {
-		if on, set, err := envBool(envMetrics); err != nil {
-			return nil, err
-		} else if set {
-			if on {
-				return os.Stdout, nil
-			}
-			return nil, nil
-		}
-	}
-	if fallback != nil {
-		return *fallback, nil
-	}
-	return nil, nil
+	return func(o *options) { o.namespace = namespace; o.set("WithMetricsNamespace") }
 }
 
 // metricsWriter writes an engine's EMF documents.
@@ -181,25 +102,16 @@ type metricsWriter struct {
 	w  io.Writer
 }
 
-// newMetricsWriter resolves the namespace (given outright, then
-// POWERTOOLS_METRICS_NAMESPACE, then WithDefaults, then the default) and
-// checks it and the dimensions' values, so that CloudWatch will not refuse
-// the documents.
-func (e *engine) newMetricsWriter(w io.Writer, code, fallback *string) (*metricsWriter, error) {
-	ns, setting := defaultMetricsNamespace, "WithMetricsNamespace"
-	if env, set := envString(envMetricsNamespace); code != nil {
-		ns = *code
-	} else if set {
-		ns, setting = env, envMetricsNamespace
-	} else if fallback != nil {
-		ns = *fallback
-	}
+// newMetricsWriter checks the namespace and the dimensions' values, so
+// that CloudWatch will not refuse the documents. fn is the function's name,
+// or "".
+func (e *engine) newMetricsWriter(w io.Writer, ns, fn string) (*metricsWriter, error) {
 	if err := checkNamespace(ns); err != nil {
-		return nil, &ConfigError{Name: setting, Err: err}
+		return nil, err
 	}
 	m := &metricsWriter{namespace: ns, members: map[string]string{}, log: e.log, w: w}
 	var names []string
-	if fn, ok := envString(envFunctionName); ok {
+	if fn != "" {
 		names = append(names, dimensionFunction)
 		m.members[dimensionFunction] = fn
 	}
@@ -207,7 +119,7 @@ func (e *engine) newMetricsWriter(w io.Writer, code, fallback *string) (*metrics
 	m.members[dimensionKeyPrefix] = e.prefix
 	for _, name := range names {
 		if v := m.members[name]; strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > 1024 {
-			return nil, &ConfigError{Name: "WithMetrics", Err: fmt.Errorf("the %s dimension %q is not 1 to 1,024 characters with one not white space, as CloudWatch requires", name, v)}
+			return nil, fmt.Errorf("the %s dimension %q is not 1 to 1,024 characters with one not white space, as CloudWatch requires", name, v)
 		}
 	}
 	m.dimensions = [][]string{names}

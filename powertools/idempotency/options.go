@@ -5,63 +5,53 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"time"
 
 	"github.com/gopowertools/lambda/jmespath"
 )
 
-// Option configures [Wrap], [New], [NewTyped], [WrapFunc] and [NewFunc].
-// Options are checked when the wrapper is built, so a bad setting fails at
-// cold start, never in the middle of an invocation. An option given in code
-// wins over the matching environment variable; one given in
-// [WithDefaults] gives way to it.
+// Option configures [Wrap], [New] and [WrapFunc]. Options are checked
+// when the wrapper is built, so a bad setting fails at cold start, never in
+// the middle of an invocation.
+//
+// Each setting is one option, and the environment variables spell some of
+// them (docs/configuration.md lists them). They apply in one order, each
+// overriding the ones before: the built-in default, then the options given
+// to [WithDefaults], then the environment, then the options given
+// outright. A variable that an option given outright overrides is not
+// checked.
 type Option func(*options)
 
-// WithDefaults gives settings that the function's environment overrides:
-// the key paths in code, say, for local runs and tests, and the ones that
-// template.yaml sets per function in production. For every setting the
-// precedence is the same: an option given outright, then the environment
-// variable (for the settings that have one: POWERTOOLS_IDEMPOTENCY_*, see
-// the package documentation), then the option given in WithDefaults, then
-// the built-in default. Settings without a variable given in WithDefaults
-// give way to the same options given outright.
+// WithDefaults gives options that the function's environment overrides:
+// the key expression in code, say, for local runs and tests, which
+// template.yaml may set per function in production, or metrics that a
+// template may switch off. Options given outright override them too.
 //
 // A function wrapper does not read the variables that describe the event
-// (the key and validation expressions) or the key prefix: its defaults for
-// them apply as given.
+// (the key and validation expressions, the key prefix, the Python
+// handler, POWERTOOLS_IDEMPOTENCY_METRICS and
+// POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME): its defaults for them apply as
+// given.
 func WithDefaults(opts ...Option) Option {
 	opts = append([]Option(nil), opts...)
 	return func(o *options) { o.defaults = append(o.defaults, opts...) }
 }
 
-// options records what the caller set; build resolves it against the
-// environment and the defaults. A nil pointer means "not set".
-type options struct {
-	eventKey                   *string
-	validation                 *string
-	keyPrefix                  *string
-	keyRequired                bool
-	expiresAfter               *time.Duration
-	lease                      *time.Duration
-	cacheSize                  int
-	replayHook                 replayFunc
-	replayOut                  reflect.Type // the Out of WithReplayHook's function
-	reconcile                  reconcileFunc
-	reconcileOut               reflect.Type // the Out of WithReconcile's function
-	functions                  []jmespath.Function
-	decodeLimit                int // 0: jmespath's default
-	observer                   func(context.Context, Observation)
-	useNumber, disallowUnknown bool
-	defaults                   []Option // WithDefaults
-	clock                      func() time.Time
-	logger                     *slog.Logger
-	disabled                   *bool
-	telemetry                  telemetryOptions // WithMetrics, WithMetricsNamespace, WithOutcomeLog
-	compat                     compatOptions    // WithCompatibility, WithHash, WithPythonHandler
-	abandon                    *AbandonPolicy
-	wait                       *bool
-	leaseBeyond                *time.Duration
+// WithEnvironment makes the wrapper read its environment variables from
+// vars alone, not from the process: for a tool that builds a function's
+// handler as its template configures it, and for tests of that
+// configuration. Given in [WithDefaults] too, it applies; given outright,
+// it wins.
+//
+// Default: the process environment.
+func WithEnvironment(vars map[string]string) Option {
+	vars = maps.Clone(vars)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	return func(o *options) { o.env = vars }
 }
 
 // WithEventKey sets the JMESPath expression that selects the idempotency key
@@ -74,7 +64,7 @@ type options struct {
 // Default: POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH for a handler, else the
 // whole event; for [WrapFunc], the whole argument.
 func WithEventKey(expr string) Option {
-	return func(o *options) { o.eventKey = &expr }
+	return func(o *options) { o.eventKey = expr; o.set("WithEventKey") }
 }
 
 // WithPayloadValidation sets a JMESPath expression whose value must be the
@@ -86,7 +76,7 @@ func WithEventKey(expr string) Option {
 // Default: POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH for a handler,
 // else no validation.
 func WithPayloadValidation(expr string) Option {
-	return func(o *options) { o.validation = &expr }
+	return func(o *options) { o.validation = expr; o.set("WithPayloadValidation") }
 }
 
 // WithKeyPrefix sets the part of the key before "#". Functions that share a
@@ -98,7 +88,7 @@ func WithPayloadValidation(expr string) Option {
 // rather than a silent shared default. Not accepted by [WrapFunc], whose
 // prefix is the Lambda function's name and its own.
 func WithKeyPrefix(prefix string) Option {
-	return func(o *options) { o.keyPrefix = &prefix }
+	return func(o *options) { o.keyPrefix = prefix; o.set("WithKeyPrefix") }
 }
 
 // WithKeyRequired sets what happens when the event key expression selects
@@ -119,7 +109,7 @@ func WithKeyRequired(required bool) Option {
 //
 // Default: POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER, else one hour.
 func WithExpiresAfter(d time.Duration) Option {
-	return func(o *options) { o.expiresAfter = &d }
+	return func(o *options) { o.expiresAfter = d; o.set("WithExpiresAfter") }
 }
 
 // WithLease sets how long an invocation holds its key when its context has
@@ -131,7 +121,7 @@ func WithExpiresAfter(d time.Duration) Option {
 //
 // Default: one minute.
 func WithLease(d time.Duration) Option {
-	return func(o *options) { o.lease = &d }
+	return func(o *options) { o.lease = d; o.set("WithLease") }
 }
 
 // WithLocalCache keeps up to size COMPLETE records in memory, so that a
@@ -142,7 +132,7 @@ func WithLease(d time.Duration) Option {
 //
 // Default: off.
 func WithLocalCache(size int) Option {
-	return func(o *options) { o.cacheSize = size }
+	return func(o *options) { o.cacheSize = size; o.set("WithLocalCache") }
 }
 
 // WithReplayHook sets a function that makes the response of each replay
@@ -166,6 +156,7 @@ func WithReplayHook[Out any](hook func(ctx context.Context, out Out, rec *Record
 			o.replayHook, o.replayOut = nil, nil
 			return
 		}
+		o.set("WithReplayHook")
 		o.replayOut = reflect.TypeFor[Out]()
 		o.replayHook = func(ctx context.Context, rec *Record) ([]byte, error) {
 			var out Out
@@ -233,7 +224,7 @@ func WithJMESPathFunctions(fns ...jmespath.Function) Option {
 // Default: the limit of github.com/gopowertools/lambda/jmespath.WithDecodeLimit,
 // which holds every payload AWS delivers.
 func WithDecodeLimit(n int) Option {
-	return func(o *options) { o.decodeLimit = n }
+	return func(o *options) { o.decodeLimit = n; o.set("WithDecodeLimit") }
 }
 
 // WithUseNumber decodes the numbers of the event into an interface{} as
@@ -268,5 +259,5 @@ func WithDisallowUnknownFields(disallow bool) Option {
 // Default: POWERTOOLS_IDEMPOTENCY_DISABLED (1, t, true, y, yes or on, in
 // any case, turns it off), else enabled.
 func WithDisabled(disabled bool) Option {
-	return func(o *options) { o.disabled = &disabled }
+	return func(o *options) { o.disabled = disabled; o.set("WithDisabled") }
 }

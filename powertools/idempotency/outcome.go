@@ -91,7 +91,41 @@ type Observation struct {
 //
 // Default: none.
 func WithObserver(fn func(ctx context.Context, o Observation)) Option {
-	return func(o *options) { o.observer = fn }
+	return func(o *options) { o.observer = fn; o.set("WithObserver") }
+}
+
+// observers makes the one observer of an engine: the metrics and the
+// outcome log that o turns on, then WithObserver's. bad names the option
+// behind an error.
+func (e *engine) observers(o *options, bad func(string, error) error) (func(context.Context, Observation), error) {
+	var metrics *metricsWriter
+	if o.metrics != nil {
+		var err error
+		if metrics, err = e.newMetricsWriter(o.metrics, o.namespace, o.getenv(envFunctionName)); err != nil {
+			if _, ok := o.isSet("WithMetricsNamespace"); ok && checkNamespace(o.namespace) != nil {
+				return nil, bad("WithMetricsNamespace", err)
+			}
+			return nil, bad("WithMetrics", err)
+		}
+	}
+	user, logOutcome := o.observer, o.outcomeLog
+	if metrics == nil && !logOutcome {
+		return user, nil
+	}
+	return func(ctx context.Context, obs Observation) {
+		// One reading of the clock, so that the document and the log
+		// give a replay the same age.
+		now := e.now()
+		if metrics != nil {
+			metrics.observe(ctx, obs, now)
+		}
+		if logOutcome {
+			e.logOutcome(ctx, obs, now)
+		}
+		if user != nil {
+			user(ctx, obs)
+		}
+	}, nil
 }
 
 // startTimer returns the time an invocation or a handler starts, for the

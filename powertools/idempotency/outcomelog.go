@@ -26,24 +26,7 @@ import (
 // Default: for a handler, POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME (1, t, true,
 // y, yes or on, in any case, turns it on), else off.
 func WithOutcomeLog(on bool) Option {
-	return func(o *options) { o.telemetry.outcomeLog = &on }
-}
-
-// outcomeLogOn resolves WithOutcomeLog: given outright, then the variable
-// (for a handler only, whose invocations are the function's), then
-// WithDefaults, then off.
-func outcomeLogOn(kind wrapperKind, code, fallback *bool) (bool, error) {
-	if code != nil {
-		return *code, nil
-	}
-	if kind == handlerKind {
-		if on, set, err := envBool(envOutcomeLog); err != nil {
-			return false, err
-		} else if set {
-			return on, nil
-		}
-	}
-	return fallback != nil && *fallback, nil
+	return func(o *options) { o.outcomeLog = on; o.set("WithOutcomeLog") }
 }
 
 // logOutcome logs the record of an invocation that ended at now.
