@@ -163,6 +163,9 @@ func (s idempotencyKeyStore) Acquire(_ context.Context, rec *idempotency.Record,
 func (idempotencyKeyStore) Complete(context.Context, *idempotency.Record) error      { return nil }
 func (idempotencyKeyStore) Release(context.Context, string, string) error            { return nil }
 func (idempotencyKeyStore) Get(context.Context, string) (*idempotency.Record, error) { return nil, nil }
+func (idempotencyKeyStore) Reclaim(context.Context, *idempotency.Record, string) error {
+	return nil
+}
 
 func TestTransactionalCompletion(t *testing.T) {
 	moto := servers[0]

@@ -9,8 +9,6 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-var _ idempotency.UncertainStore = (*Store)(nil)
-
 // Reclaim replaces an UNCERTAIN record with rec, for the invocation that
 // reconciles it, with one PutItem conditioned on
 //

@@ -113,7 +113,6 @@ type world struct {
 // testStore is a store as the tests use it, besides the command.
 type testStore interface {
 	idempotency.Store
-	idempotency.UncertainStore
 }
 
 // recordServers are the stores the record commands are tested on.

@@ -76,7 +76,6 @@ func (f *storeFlags) check(fs *flag.FlagSet) error {
 // *redisstore.Store both have.
 type recordStore interface {
 	idempotency.Store
-	idempotency.UncertainStore
 	// Delete deletes the record when it still has rec's status and lease
 	// token, else returns idempotency.ErrLeaseLost.
 	Delete(ctx context.Context, rec *idempotency.Record) error

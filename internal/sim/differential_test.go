@@ -93,11 +93,7 @@ func operations(seed uint64, base time.Time, staged bool) []op {
 			rec, read := record(idempotency.StatusUncertain), token()
 			rec.LeaseEnd = at()
 			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
-				u, ok := s.(idempotency.UncertainStore)
-				if !ok {
-					return "no Reclaim"
-				}
-				return fmt.Sprintf("Reclaim %s %s over %s: %s", rec.Key, rec.LeaseToken, read, errClass(u.Reclaim(ctx, rec, read)))
+				return fmt.Sprintf("Reclaim %s %s over %s: %s", rec.Key, rec.LeaseToken, read, errClass(s.Reclaim(ctx, rec, read)))
 			})
 		case x < 10 && staged:
 			rec := record(idempotency.StatusComplete)

@@ -178,10 +178,7 @@ type redisStore struct {
 	sb *sandbox
 }
 
-var (
-	_ idempotency.Store          = (*redisStore)(nil)
-	_ idempotency.UncertainStore = (*redisStore)(nil)
-)
+var _ idempotency.Store = (*redisStore)(nil)
 
 var errConnection = errors.New("read tcp: connection reset by peer")
 

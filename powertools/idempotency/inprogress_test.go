@@ -26,11 +26,6 @@ func (s *countingStore) Get(ctx context.Context, key string) (*idempotency.Recor
 	return s.Store.Get(ctx, key)
 }
 
-// Reclaim keeps the in-memory store's UncertainStore, for WithReconcile.
-func (s *countingStore) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	return s.Store.(idempotency.UncertainStore).Reclaim(ctx, rec, token)
-}
-
 // TestWaitForInProgress runs a duplicate while the first invocation is
 // still running, with WithWaitForInProgress: it gets the first's
 // response, or runs the handler itself once the first has failed, or

@@ -24,9 +24,8 @@ type reconcileFunc func(ctx context.Context, key string) (resp []byte, happened 
 //   - it cannot tell: return an error. The record stays UNCERTAIN and the
 //     duplicate gets an [*UncertainError] wrapping the error.
 //
-// Out must be the wrapped handler's (or function's) Out, and the store must
-// implement [UncertainStore]; otherwise building the wrapper fails with a
-// [*ConfigError], rather than every duplicate failing to decode the
+// Out must be the wrapped handler's (or function's) Out; otherwise
+// building the wrapper fails with a [*ConfigError], rather than every duplicate failing to decode the
 // reconciled result for the whole expiry window. (Go cannot check the type
 // when the code compiles: an option does not know the handler's types.)
 //
@@ -39,6 +38,7 @@ func WithReconcile[Out any](fn func(ctx context.Context, key string) (result Out
 			o.reconcile, o.reconcileOut = nil, nil
 			return
 		}
+		o.set("WithReconcile")
 		o.reconcileOut = reflect.TypeFor[Out]()
 		o.reconcile = func(ctx context.Context, key string) ([]byte, bool, error) {
 			out, happened, err := fn(ctx, key)
@@ -58,8 +58,7 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 		return result{key: key, outcome: OutcomeConflict}, err
 	}
 	uncertain := result{key: key, outcome: OutcomeUncertain}
-	store, ok := e.store.(UncertainStore)
-	if e.reconcile == nil || !ok {
+	if e.reconcile == nil {
 		return uncertain, &UncertainError{Key: key}
 	}
 	if now.Before(existing.LeaseEnd) {
@@ -75,7 +74,7 @@ func (e *engine) resolve(ctx context.Context, existing *Record, hash string, pay
 	}}
 	rec := &l.rec
 	l.leaseEnd = rec.LeaseEnd
-	if err := store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
+	if err := e.store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			// Another invocation reclaimed it first and is reconciling.
 			return uncertain, &UncertainError{Key: key}

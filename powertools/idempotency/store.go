@@ -39,6 +39,14 @@ type Store interface {
 	// another token gives [ErrLeaseLost] and is left alone.
 	Release(ctx context.Context, key, token string) error
 
+	// Reclaim replaces the record rec.Key with rec when the stored record
+	// is UNCERTAIN and carries token; otherwise it returns [ErrLeaseLost]
+	// and changes nothing. Of two invocations that read the same
+	// UNCERTAIN record, only one can reclaim it, and reconcile it (see
+	// [WithReconcile]). A Reclaim retried after its reply was lost finds
+	// the record carrying rec.LeaseToken, its own, and succeeds.
+	Reclaim(ctx context.Context, rec *Record, token string) error
+
 	// Get reads the record key with a consistent read. It returns
 	// [ErrRecordNotFound] when there is none.
 	Get(ctx context.Context, key string) (*Record, error)

@@ -53,20 +53,6 @@ func (e *UncertainError) Error() string {
 
 func (e *UncertainError) Unwrap() error { return e.Err }
 
-// UncertainStore is the optional interface of a [Store] that lets one
-// invocation at a time reconcile an UNCERTAIN record. The DynamoDB, Redis
-// and in-memory stores of this module implement it, and [WithReconcile]
-// requires it.
-type UncertainStore interface {
-	// Reclaim replaces the record rec.Key with rec when the stored record
-	// is UNCERTAIN and carries token; otherwise it returns [ErrLeaseLost]
-	// and changes nothing. Of two invocations that read the same UNCERTAIN
-	// record, only one can reclaim it. A Reclaim retried after its reply
-	// was lost finds the record carrying rec.LeaseToken, its own, and
-	// succeeds.
-	Reclaim(ctx context.Context, rec *Record, token string) error
-}
-
 // hold keeps the key of a handler whose outcome is uncertain: the record
 // becomes UNCERTAIN, with its lease token and no lease, until it expires or
 // is reconciled. The handler's staged writes, if any, are not committed:

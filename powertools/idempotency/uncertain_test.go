@@ -168,15 +168,6 @@ func TestUncertain(t *testing.T) {
 			t.Errorf("err = %v, lookups %d; want a conflict before any reconcile", err, b.lookups)
 		}
 	})
-
-	t.Run("WithReconcile needs an UncertainStore", func(t *testing.T) {
-		type plain struct{ idempotency.Store }
-		_, err := idempotency.NewFunc("pay", plain{idempotencytest.NewStore()}, (&bank{}).charge,
-			idempotency.WithReconcile((&bank{}).lookup))
-		if !errors.As(err, new(*idempotency.ConfigError)) {
-			t.Errorf("err = %v, want ErrConfig", err)
-		}
-	})
 }
 
 // TestReconcileTypeChecked checks that a reconcile function whose result

@@ -7,8 +7,8 @@ import (
 )
 
 // The suite's cases for UNCERTAIN records: a store keeps one until it
-// expires, whatever its lease, and (as an [idempotency.UncertainStore])
-// lets exactly one reclaimer take it over.
+// expires, whatever its lease, and lets exactly one reclaimer take it
+// over.
 func init() { suiteCases = append(suiteCases, uncertainCases...) }
 
 // uncertain returns rec marked UNCERTAIN, as the middleware writes it with
@@ -18,16 +18,6 @@ func uncertain(rec *idempotency.Record) *idempotency.Record {
 	c.Status = idempotency.StatusUncertain
 	c.LeaseEnd = time.Time{}
 	return &c
-}
-
-// reclaimer returns the store as an UncertainStore, or skips the case.
-func (s *suite) reclaimer() idempotency.UncertainStore {
-	s.t.Helper()
-	u, ok := s.store.(idempotency.UncertainStore)
-	if !ok {
-		s.t.Skip("the store does not implement idempotency.UncertainStore")
-	}
-	return u
 }
 
 var uncertainCases = []struct {
@@ -63,7 +53,7 @@ var uncertainCases = []struct {
 		}
 	}},
 	{"ReclaimTakesUncertainOnce", func(s *suite) {
-		u := s.reclaimer()
+		u := s.store
 		rec := s.inProgress("a", time.Second)
 		s.mustAcquire(rec)
 		s.complete(uncertain(rec))
@@ -87,7 +77,7 @@ var uncertainCases = []struct {
 		s.complete(completed(first, `"done"`))
 	}},
 	{"ReclaimRefusesOtherStates", func(s *suite) {
-		u := s.reclaimer()
+		u := s.store
 		rec := s.inProgress("a", time.Second)
 		next := s.inProgress("b", time.Second)
 		next.Status = idempotency.StatusUncertain

@@ -7,8 +7,6 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-var _ idempotency.UncertainStore = (*Store)(nil)
-
 // Reclaim replaces the record rec.Key with rec when the stored record is
 // UNCERTAIN and carries token, or rec's own token (a retried Reclaim);
 // otherwise it returns [idempotency.ErrLeaseLost]. A record over the size limit gives

@@ -1,6 +1,6 @@
 // Package redisstore keeps idempotency records in Redis or Valkey: [Store]
-// implements [idempotency.Store] and [idempotency.UncertainStore] with one
-// server-side Lua script per operation, through a go-redis client
+// implements [idempotency.Store] with one server-side Lua script per
+// operation, through a go-redis client
 // (github.com/redis/go-redis/v9): a standalone server, a Redis Cluster
 // (ElastiCache with cluster mode on, ElastiCache Serverless, MemoryDB) or a
 // primary that Sentinel watches. docs/redis.md in the repository is the

@@ -10,18 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Store is an [idempotency.Store] and an [idempotency.UncertainStore]
-// backed by Redis or Valkey. Make it with [New]. It is safe for
-// concurrent use.
+// Store is an [idempotency.Store] backed by Redis or Valkey. Make it with
+// [New]. It is safe for concurrent use.
 type Store struct {
 	client redis.UniversalClient
 	opts   Options
 }
 
-var (
-	_ idempotency.Store          = (*Store)(nil)
-	_ idempotency.UncertainStore = (*Store)(nil)
-)
+var _ idempotency.Store = (*Store)(nil)
 
 // New returns a Store that keeps records with client: a *redis.Client
 // (a standalone server, or a replication group's primary endpoint), a

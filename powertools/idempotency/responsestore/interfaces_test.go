@@ -11,7 +11,7 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
 )
 
-// plainStore is an in-memory Store with none of the optional interfaces.
+// plainStore is an in-memory Store that is not an Invoker.
 type plainStore struct{ mem *idempotencytest.Store }
 
 func (p plainStore) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
@@ -26,6 +26,9 @@ func (p plainStore) Release(ctx context.Context, key, token string) error {
 func (p plainStore) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	return p.mem.Get(ctx, key)
 }
+func (p plainStore) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
+	return p.mem.Reclaim(ctx, rec, token)
+}
 
 type invocationKey struct{}
 
@@ -37,74 +40,44 @@ func (invokerStore) NewInvocation(ctx context.Context) context.Context {
 	return context.WithValue(ctx, invocationKey{}, "inner")
 }
 
-type uncertainStore struct{ plainStore }
-
-func (u uncertainStore) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	return u.mem.Reclaim(ctx, rec, token)
-}
-
-type bothStore struct{ invokerStore }
-
-func (b bothStore) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	return b.mem.Reclaim(ctx, rec, token)
-}
-
-// The wrapped store implements Invoker and UncertainStore exactly when the
-// inner store does, and its methods are the inner store's.
+// The wrapped store implements Invoker exactly when the inner store does,
+// and its methods are the inner store's.
 func TestOptionalInterfaces(t *testing.T) {
 	tests := []struct {
-		name               string
-		inner              func(*idempotencytest.Store) idempotency.Store
-		invoker, reclaimer bool
+		name    string
+		inner   func(*idempotencytest.Store) idempotency.Store
+		invoker bool
 	}{
-		{"plain", func(m *idempotencytest.Store) idempotency.Store { return plainStore{m} }, false, false},
-		{"invoker", func(m *idempotencytest.Store) idempotency.Store { return invokerStore{plainStore{m}} }, true, false},
-		{"uncertain", func(m *idempotencytest.Store) idempotency.Store { return uncertainStore{plainStore{m}} }, false, true},
-		{"both", func(m *idempotencytest.Store) idempotency.Store { return bothStore{invokerStore{plainStore{m}}} }, true, true},
+		{"plain", func(m *idempotencytest.Store) idempotency.Store { return plainStore{m} }, false},
+		{"invoker", func(m *idempotencytest.Store) idempotency.Store { return invokerStore{plainStore{m}} }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := idempotencytest.NewStore()
 			s := mustNew(t, tc.inner(mem), responsestore.WithAEAD(newGCM(randomKey())), responsestore.WithFunctionName("fn"))
 			inv, isInvoker := s.(idempotency.Invoker)
-			rec, isReclaimer := s.(idempotency.UncertainStore)
-			if isInvoker != tc.invoker || isReclaimer != tc.reclaimer {
-				t.Fatalf("Invoker %v, UncertainStore %v; want %v, %v", isInvoker, isReclaimer, tc.invoker, tc.reclaimer)
+			if isInvoker != tc.invoker {
+				t.Fatalf("Invoker %v, want %v", isInvoker, tc.invoker)
 			}
 			if isInvoker {
 				if got := inv.NewInvocation(t.Context()).Value(invocationKey{}); got != "inner" {
 					t.Fatalf("NewInvocation is not the inner store's (value %v)", got)
 				}
 			}
-			if isReclaimer {
-				checkReclaim(t, s, rec, mem)
-			}
-
-			// WithReconcile needs an UncertainStore, through the wrapper as
-			// without it.
-			reconcile := idempotency.WithReconcile(func(context.Context, string) (string, bool, error) { return "", false, nil })
-			_, err := idempotency.New(s, func(context.Context, struct{}) (string, error) { return "", nil },
-				idempotency.WithKeyPrefix("fn"), reconcile)
-			_, isConfig := errors.AsType[*idempotency.ConfigError](err)
-			if tc.reclaimer && err != nil {
-				t.Fatalf("WithReconcile over a wrapped UncertainStore: %v", err)
-			}
-			if !tc.reclaimer && !isConfig {
-				t.Fatalf("WithReconcile over a wrapped store without Reclaim: %v, want a ConfigError", err)
-			}
+			checkReclaim(t, s, mem)
 		})
 	}
 }
 
 // checkReclaim reclaims an UNCERTAIN record through the wrapper, with a
 // response, which is stored encrypted and read back.
-func checkReclaim(t *testing.T, s idempotency.Store, u idempotency.UncertainStore, mem *idempotencytest.Store) {
+func checkReclaim(t *testing.T, s idempotency.Store, mem *idempotencytest.Store) {
 	t.Helper()
 	now := time.Now()
 	held := &idempotency.Record{Key: "k", Status: idempotency.StatusUncertain, LeaseToken: "a", Expiry: now.Add(time.Hour)}
 	mem.Put(held)
 	next := &idempotency.Record{Key: "k", Status: idempotency.StatusUncertain, LeaseToken: "b", Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Minute), Response: []byte(`"r"`)}
-	if err := u.Reclaim(t.Context(), next, "a"); err != nil {
+	if err := s.Reclaim(t.Context(), next, "a"); err != nil {
 		t.Fatalf("Reclaim: %v", err)
 	}
 	if got := stored(t, mem, "k"); string(got) == `"r"` {
@@ -115,12 +88,12 @@ func checkReclaim(t *testing.T, s idempotency.Store, u idempotency.UncertainStor
 	}
 	// The same Reclaim again, as after a lost reply, finds its own record;
 	// another invocation's, with the token it read, does not.
-	if err := u.Reclaim(t.Context(), next, "a"); err != nil {
+	if err := s.Reclaim(t.Context(), next, "a"); err != nil {
 		t.Fatalf("retried Reclaim = %v, want success", err)
 	}
 	other := *next
 	other.LeaseToken = "c"
-	if err := u.Reclaim(t.Context(), &other, "a"); !errors.Is(err, idempotency.ErrLeaseLost) {
+	if err := s.Reclaim(t.Context(), &other, "a"); !errors.Is(err, idempotency.ErrLeaseLost) {
 		t.Fatalf("another invocation's Reclaim = %v, want ErrLeaseLost", err)
 	}
 }

@@ -13,9 +13,8 @@ import (
 // store is the Store that New returns, in one of the types at the end of
 // this file.
 type store struct {
-	inner     idempotency.Store
-	invoker   idempotency.Invoker        // inner, when it is one
-	reclaimer idempotency.UncertainStore // inner, when it is one
+	inner   idempotency.Store
+	invoker idempotency.Invoker // inner, when it is one
 
 	compressAt int // -1: no compression
 	sealer     sealer
@@ -32,11 +31,9 @@ type store struct {
 // option, it stores every record as inner does.
 //
 // The Store it returns implements [idempotency.Invoker] exactly when inner
-// does, and [idempotency.UncertainStore] exactly when inner does, so that
-// the middleware treats it as it would treat inner: the writes a handler
-// stages with github.com/gopowertools/lambda/dynamo.Stage are committed
-// with the record, and [idempotency.WithReconcile] is refused over a store
-// that cannot reclaim a record.
+// does, so that the writes a handler stages with
+// github.com/gopowertools/lambda/dynamo.Stage are committed with the
+// record.
 //
 // A bad option gives a [*idempotency.ConfigError], before any request.
 // New then checks, at cold start, what would otherwise fail each response
@@ -61,15 +58,8 @@ func New(inner idempotency.Store, opts ...Option) (idempotency.Store, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	s.invoker, _ = inner.(idempotency.Invoker)
-	s.reclaimer, _ = inner.(idempotency.UncertainStore)
-	switch {
-	case s.invoker != nil && s.reclaimer != nil:
-		return withBoth{s}, nil
-	case s.invoker != nil:
+	if s.invoker, _ = inner.(idempotency.Invoker); s.invoker != nil {
 		return withInvoker{s}, nil
-	case s.reclaimer != nil:
-		return withReclaim{s}, nil
 	}
 	return s, nil
 }
@@ -241,35 +231,14 @@ func encryptionName(flag byte) string {
 
 type withInvoker struct{ *store }
 
-type withReclaim struct{ *store }
-
-type withBoth struct{ *store }
-
-var (
-	_ idempotency.Invoker        = withInvoker{}
-	_ idempotency.UncertainStore = withReclaim{}
-	_ idempotency.Invoker        = withBoth{}
-	_ idempotency.UncertainStore = withBoth{}
-)
+var _ idempotency.Invoker = withInvoker{}
 
 func (s withInvoker) NewInvocation(ctx context.Context) context.Context {
 	return s.invoker.NewInvocation(ctx)
 }
 
-func (s withBoth) NewInvocation(ctx context.Context) context.Context {
-	return s.invoker.NewInvocation(ctx)
-}
-
-func (s withReclaim) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	return s.reclaim(ctx, rec, token)
-}
-
-func (s withBoth) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	return s.reclaim(ctx, rec, token)
-}
-
-// reclaim writes rec through the inner store's Reclaim, its response, if
+// Reclaim writes rec through the inner store's Reclaim, its response, if
 // it has one, packed.
-func (s *store) reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	return s.write(ctx, rec, func(r *idempotency.Record) error { return s.reclaimer.Reclaim(ctx, r, token) })
+func (s *store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
+	return s.write(ctx, rec, func(r *idempotency.Record) error { return s.inner.Reclaim(ctx, r, token) })
 }

@@ -324,6 +324,9 @@ func (s *keyStore) Acquire(_ context.Context, rec *idempotency.Record, _ time.Ti
 }
 func (s *keyStore) Complete(context.Context, *idempotency.Record) error { return nil }
 func (s *keyStore) Release(context.Context, string, string) error       { return nil }
+func (s *keyStore) Reclaim(context.Context, *idempotency.Record, string) error {
+	return nil
+}
 func (s *keyStore) Get(context.Context, string) (*idempotency.Record, error) {
 	return nil, idempotency.ErrRecordNotFound
 }

@@ -137,6 +137,8 @@ func (store) Complete(context.Context, *idempotency.Record) error { return nil }
 
 func (store) Release(context.Context, string, string) error { return nil }
 
+func (store) Reclaim(context.Context, *idempotency.Record, string) error { return nil }
+
 func (store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	rec, err := probeOf(ctx).lookup(ctx, key)
 	if err == nil && rec == nil {
