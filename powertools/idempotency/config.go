@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/jmespath"
 )
 
@@ -155,6 +156,24 @@ func resolve(opts []Option, kind wrapperKind) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+func init() {
+	settingsource.Of = func(opts any, function bool) (map[string]string, error) {
+		kind := handlerKind
+		if function {
+			kind = funcKind
+		}
+		o, err := resolve(opts.([]Option), kind)
+		if err != nil {
+			return nil, err
+		}
+		sources := make(map[string]string, len(o.given))
+		for option, s := range o.given {
+			sources[option] = s.name
+		}
+		return sources, nil
+	}
 }
 
 // getenv reads a variable of the wrapper's environment.
