@@ -278,15 +278,12 @@ func TestRedriveIsIdempotent(t *testing.T) {
 	type order struct {
 		OrderID string `json:"order_id"`
 	}
-	fulfil, err := idempotency.NewFunc("orders.fulfil", store, func(_ context.Context, o order) (string, error) {
+	fulfil := idempotency.WrapFunc("orders.fulfil", store, func(_ context.Context, o order) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		effects[o.OrderID]++
 		return "f-" + o.OrderID, nil
 	}, idempotency.WithEventKey("order_id"), idempotency.WithLogger(discard))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// consume receives the queue until it is empty, fulfils each order,
 	// and deletes its message unless lose says its batch failed.
 	consume := func(lose func(order) bool) {

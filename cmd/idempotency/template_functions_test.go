@@ -19,7 +19,7 @@ import (
 )
 
 // codeSettings returns the string arguments of the calls to
-// idempotency.NewFunc or WrapFunc (its name), WithEventKey and
+// idempotency.WrapFunc (its name), WithEventKey and
 // WithPayloadValidation in the non-test Go files of dir.
 func codeSettings(t *testing.T, dir string) map[string][]string {
 	t.Helper()
@@ -77,12 +77,12 @@ func TestInspectTheExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, key, validation := code["NewFunc"], code["WithEventKey"], code["WithPayloadValidation"]
+	name, key, validation := code["WrapFunc"], code["WithEventKey"], code["WithPayloadValidation"]
 	if len(name) != 1 || len(key) != 1 || len(validation) != 1 {
-		t.Fatalf("examples/orders: NewFunc %q, WithEventKey %q, WithPayloadValidation %q: want one of each", name, key, validation)
+		t.Fatalf("examples/orders: WrapFunc %q, WithEventKey %q, WithPayloadValidation %q: want one of each", name, key, validation)
 	}
 	if declared["WrapFunc"] != name[0] || declared["EventKey"] != key[0] || declared["PayloadValidation"] != validation[0] {
-		t.Fatalf("OrdersFunction's Metadata.Idempotency is %+v; its code has NewFunc(%q), WithEventKey(%q), WithPayloadValidation(%q)", declared, name[0], key[0], validation[0])
+		t.Fatalf("OrdersFunction's Metadata.Idempotency is %+v; its code has WrapFunc(%q), WithEventKey(%q), WithPayloadValidation(%q)", declared, name[0], key[0], validation[0])
 	}
 
 	w := newWorld(t, testenv.MotoEnv)
@@ -108,11 +108,8 @@ func TestInspectTheExamples(t *testing.T) {
 			Amount   int64  `json:"amount"`
 			Currency string `json:"currency"`
 		}
-		fulfil, err := idempotency.NewFunc(name[0], store, func(context.Context, orderArg) (string, error) { return "f-1", nil },
+		fulfil := idempotency.WrapFunc(name[0], store, func(context.Context, orderArg) (string, error) { return "f-1", nil },
 			idempotency.WithEventKey(key[0]), idempotency.WithPayloadValidation(validation[0]), idempotency.WithLogger(discard))
-		if err != nil {
-			t.Fatal(err)
-		}
 		if _, err := fulfil(t.Context(), orderArg{OrderID: "o-1", Customer: "c-1", Amount: 1250, Currency: "EUR"}); err != nil {
 			t.Fatal(err)
 		}

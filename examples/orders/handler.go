@@ -39,10 +39,7 @@ func NewApp(store idempotency.Store, client *FulfilmentClient, log *slog.Logger,
 		idempotency.WithPayloadValidation("[customer, amount, currency]"),
 		idempotency.WithLogger(log),
 	}
-	fulfil, err := idempotency.NewFunc("orders.fulfil", store, client.Fulfil, append(base, opts...)...)
-	if err != nil {
-		return nil, err
-	}
+	fulfil := idempotency.WrapFunc("orders.fulfil", store, client.Fulfil, append(base, opts...)...)
 	proc, err := batch.New(batch.WithLogger(log), batch.WithDeadlineMargin(deadlineMargin))
 	if err != nil {
 		return nil, err

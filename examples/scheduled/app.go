@@ -20,33 +20,26 @@ type App struct {
 }
 
 // NewApp returns the function, its two idempotency scopes built on store
-// with opts added to both. It fails on an invalid option or environment
-// variable, which makes the function fail at cold start rather than on a
-// tick.
+// with opts added to both. An invalid option or environment variable
+// panics with an *idempotency.ConfigError (see idempotency.WrapFunc),
+// which makes the function fail at cold start rather than on a tick.
 func NewApp(store idempotency.Store, jobs *JobClient, cfg Config, log *slog.Logger, opts ...idempotency.Option) (*App, error) {
 	if cfg.LockExpiry == 0 {
 		cfg.LockExpiry = defaultLockExpiry
 	}
 	a := &App{jobs: jobs, cfg: cfg, log: log}
-	var err error
-	a.tick, err = idempotency.NewFunc("tick", store, a.runTick, append([]idempotency.Option{
+	a.tick = idempotency.WrapFunc("tick", store, a.runTick, append([]idempotency.Option{
 		idempotency.WithKeyRequired(true),
 		idempotency.WithDefaults(idempotency.WithExpiresAfter(defaultTickExpiry)),
 		idempotency.WithReplayHook(markReplayed),
 		idempotency.WithReconcile(a.findRun),
 	}, opts...)...)
-	if err != nil {
-		return nil, err
-	}
-	a.lock, err = idempotency.NewFunc("lock", store, a.runJob, append([]idempotency.Option{
+	a.lock = idempotency.WrapFunc("lock", store, a.runJob, append([]idempotency.Option{
 		idempotency.WithEventKey("job"),
 		idempotency.WithKeyRequired(true),
 		idempotency.WithExpiresAfter(cfg.LockExpiry),
 		idempotency.WithReconcile(nothingUnderTheLock),
 	}, opts...)...)
-	if err != nil {
-		return nil, err
-	}
 	return a, nil
 }
 

@@ -8,7 +8,7 @@
 // previous run is still going. Two idempotency scopes prevent that.
 //
 //  1. The tick, keyed on the job and the scheduled time ("tick", a
-//     function wrapper of [idempotency.NewFunc]). A retry of the same tick
+//     function wrapper of [idempotency.WrapFunc]). A retry of the same tick
 //     (Scheduler's, when it could not invoke the function; Lambda's, after
 //     a failed asynchronous invocation; or a duplicate delivery) gets the
 //     stored [Result]. The record lives 30 hours

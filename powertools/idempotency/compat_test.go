@@ -112,7 +112,7 @@ func TestCompatibilityConfigErrors(t *testing.T) {
 		}
 	})
 	t.Run("python handler of a function wrapper", func(t *testing.T) {
-		_, err := idempotency.NewFunc("app.charge", idempotencytest.NewStore(), nop,
+		_, err := newFunc("app.charge", idempotencytest.NewStore(), nop,
 			idempotency.WithCompatibility(idempotency.PowertoolsPython), idempotency.WithPythonHandler("app.handler"))
 		var ce *idempotency.ConfigError
 		if !errors.As(err, &ce) || ce.Name != "WithPythonHandler" {

@@ -2,10 +2,9 @@
 // idempotent: an event delivered twice runs the handler once, and the
 // duplicate gets the first invocation's response.
 //
-// [Wrap] turns a typed handler into a [*Handler] for lambda.Start
-// ([NewTyped] into a [*Typed], whose Call also returns the result typed,
-// and whether it was a replay); [WrapFunc] wraps a function called from a
-// handler, keyed on its argument. Both keep their records in a [Store]:
+// [Wrap] turns a typed handler into a [*Handler] for lambda.Start ([New]
+// returns its configuration error instead of panicking); [WrapFunc] wraps
+// a function called from a handler, keyed on its argument. Both keep their records in a [Store]:
 // github.com/gopowertools/lambda/dynamo.Store in DynamoDB, or
 // idempotencytest.Store in memory for tests.
 //
@@ -25,7 +24,7 @@
 //
 // The key and the validated value are exactly what encoding/json gives the
 // handler's struct fields on the same paths, or the request is refused.
-// Every entry point ([Wrap], [NewTyped], [WrapFunc], the httpapi adapter,
+// Every entry point ([Wrap], [New], [WrapFunc], the httpapi adapter,
 // a batch's records) turns its request into JSON bytes (a function
 // wrapper's argument through json.Marshal) and passes them through one
 // reading, before any store call, that validates all of them and refuses
@@ -89,8 +88,8 @@
 //   - [*UncertainError]: an earlier invocation's handler returned an error
 //     made with [Uncertain], and the outcome has not been reconciled (see
 //     [WithReconcile]); the handler is not run.
-//   - [*ConfigError]: from [New], [NewTyped] and [NewFunc] (and as the
-//     panic value of [Wrap] and [WrapFunc]) for an invalid option or
+//   - [*ConfigError]: from [New] (and as the panic value of [Wrap] and
+//     [WrapFunc]) for an invalid option or
 //     environment variable, which it names.
 //
 // A store that commits the handler's staged writes with the record (an

@@ -200,7 +200,7 @@ func TestFuncConfig(t *testing.T) {
 	setEnv(t, map[string]string{"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH": "order["})
 	double := func(_ context.Context, n int) (int, error) { return 2 * n, nil }
 	store := idempotencytest.NewStore()
-	if _, err := idempotency.NewFunc("double", store, double); err != nil {
+	if _, err := newFunc("double", store, double); err != nil {
 		t.Errorf("the handler's event key variable was applied to a function: %v", err)
 	}
 	for name, tc := range map[string]struct {
@@ -211,7 +211,7 @@ func TestFuncConfig(t *testing.T) {
 		"empty name":    {"", nil, "name"},
 		"WithKeyPrefix": {"double", []idempotency.Option{idempotency.WithKeyPrefix("x")}, "WithKeyPrefix"},
 	} {
-		_, err := idempotency.NewFunc(tc.name, store, double, tc.opts...)
+		_, err := newFunc(tc.name, store, double, tc.opts...)
 		var ce *idempotency.ConfigError
 		if !errors.As(err, &ce) || ce.Name != tc.want {
 			t.Errorf("%s: err = %v, want *ConfigError naming %s", name, err, tc.want)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
 // isA reports whether err's tree holds an E, one of the package's error
@@ -136,4 +137,13 @@ type staleStore struct {
 func (s *staleStore) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
 	s.calls++
 	return &idempotency.Record{Key: rec.Key, Status: idempotency.StatusComplete, Expiry: now.Add(-time.Hour), Response: []byte(`"old"`)}, nil
+}
+
+// newFunc is WrapFunc returning the *ConfigError it panics with, for the
+// tests of a configuration.
+func newFunc[In, Out any](name string, store idempotency.Store, fn func(context.Context, In) (Out, error), opts ...idempotency.Option) (f func(context.Context, In) (Out, error), err error) {
+	if ce := idempotencytest.ConfigError(func() { f = idempotency.WrapFunc(name, store, fn, opts...) }); ce != nil {
+		return nil, ce
+	}
+	return f, nil
 }

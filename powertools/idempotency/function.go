@@ -11,9 +11,10 @@ import (
 
 // WrapFunc makes fn idempotent on its argument, for an effect inside a
 // handler (Powertools' idempotent_function), and panics with a
-// [*ConfigError] when the configuration is invalid ([NewFunc] returns the
-// error instead). The argument is encoded to JSON by json.Marshal, and
-// those bytes are read as an event is: the key is taken from them
+// [*ConfigError] when the configuration is invalid, so that a
+// misconfigured function fails at cold start (a test can recover it). The
+// argument is encoded to JSON by json.Marshal, and those bytes are read as
+// an event is: the key is taken from them
 // ([WithEventKey] selects part of it; default: all of it), under the rules
 // of docs/security.md, which hold inside json.RawMessage values and JSON
 // held in strings too. The key prefix is "<function>.<name>", the Lambda
@@ -28,25 +29,15 @@ import (
 // as POWERTOOLS_IDEMPOTENCY_DISABLED, POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER
 // and POWERTOOLS_IDEMPOTENCY_COMPATIBILITY, do.
 func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In) (Out, error), opts ...Option) func(context.Context, In) (Out, error) {
-	f, err := NewFunc(name, store, fn, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return f
-}
-
-// NewFunc is [WrapFunc] returning its configuration error instead of
-// panicking.
-func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In) (Out, error), opts ...Option) (func(context.Context, In) (Out, error), error) {
 	if fn == nil {
-		return nil, &ConfigError{Name: "fn", Err: errors.New("function is nil")}
+		panic(&ConfigError{Name: "fn", Err: errors.New("function is nil")})
 	}
 	e, err := build(store, funcKind, name, reflect.TypeFor[Out](), opts)
 	if err != nil {
-		return nil, err
+		panic(err)
 	}
 	if e.disabled {
-		return fn, nil
+		return fn
 	}
 	call := func(ctx context.Context, in In) (result, Out, error) {
 		var zero Out
@@ -82,7 +73,7 @@ func NewFunc[In, Out any](name string, store Store, fn func(context.Context, In)
 		res, out, err := call(ctx, in)
 		e.observe(ctx, start, res, err)
 		return out, err
-	}, nil
+	}
 }
 
 // replacedText reports whether arg, as json.Marshal wrote it, holds a

@@ -277,7 +277,7 @@ func newFuzzRun(t *testing.T, entry fuzzEntry, cfg fuzzConfig) *fuzzRun {
 		}
 	case entryRaw:
 		var f func(context.Context, json.RawMessage) (string, error)
-		f, err = idempotency.NewFunc(fuzzPrefix, r.store, func(ctx context.Context, arg json.RawMessage) (string, error) {
+		f, err = newFunc(fuzzPrefix, r.store, func(ctx context.Context, arg json.RawMessage) (string, error) {
 			ran(ctx, arg)
 			return "ok", nil
 		}, opts...)
@@ -287,7 +287,7 @@ func newFuzzRun(t *testing.T, entry fuzzEntry, cfg fuzzConfig) *fuzzRun {
 		}
 	case entryBody:
 		var f func(context.Context, bodyArg) (string, error)
-		f, err = idempotency.NewFunc(fuzzPrefix, r.store, func(ctx context.Context, arg bodyArg) (string, error) {
+		f, err = newFunc(fuzzPrefix, r.store, func(ctx context.Context, arg bodyArg) (string, error) {
 			view, _ := json.Marshal(arg)
 			ran(ctx, view)
 			return "ok", nil

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"reflect"
 	"sync"
 )
 
@@ -31,14 +33,17 @@ func Wrap[In, Out any](store Store, fn func(context.Context, In) (Out, error), o
 	return h
 }
 
-// New is [Wrap] returning its configuration error instead of panicking.
-// [NewTyped] builds the same handler with a typed [Typed.Call] as well.
+// New is [Wrap] returning its configuration error instead of panicking,
+// for a test or a tool that checks a configuration.
 func New[In, Out any](store Store, fn func(context.Context, In) (Out, error), opts ...Option) (*Handler, error) {
-	t, err := NewTyped(store, fn, opts...)
+	if fn == nil {
+		return nil, &ConfigError{Name: "fn", Err: errors.New("handler is nil")}
+	}
+	e, err := build(store, handlerKind, "", reflect.TypeFor[Out](), opts)
 	if err != nil {
 		return nil, err
 	}
-	return t.Handler, nil
+	return &Handler{engine: e, invoke: adapt(e, fn)}, nil
 }
 
 // Invoke handles one event. The key and the validated payload are selected
@@ -162,4 +167,14 @@ func encode(v any) ([]byte, error) {
 		return nil, &encodeError{err: err}
 	}
 	return bytes.TrimSuffix(out, []byte("\n")), nil
+}
+
+// decodeStored decodes the response of a replay into Out: a stored
+// response that does not decode is a *CorruptedRecordError.
+func decodeStored[Out any](res result) (Out, error) {
+	var stored, zero Out
+	if err := json.Unmarshal(res.response, &stored); err != nil {
+		return zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
+	}
+	return stored, nil
 }

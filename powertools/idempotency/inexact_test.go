@@ -183,7 +183,7 @@ func TestInexactNumbersInFunctionArguments(t *testing.T) {
 	run := func(ctx context.Context, o order) (string, error) { return "done", nil }
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			f, err := idempotency.NewFunc("charge", idempotencytest.NewStore(), run, idempotency.WithCompatibility(mode))
+			f, err := newFunc("charge", idempotencytest.NewStore(), run, idempotency.WithCompatibility(mode))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestInexactNumbersInFunctionArguments(t *testing.T) {
 			if mode == idempotency.PowertoolsPython {
 				store = idempotencytest.NewStore()
 			}
-			g, err := idempotency.NewFunc("charge", store, run, idempotency.WithCompatibility(mode))
+			g, err := newFunc("charge", store, run, idempotency.WithCompatibility(mode))
 			if err != nil {
 				t.Fatal(err)
 			}

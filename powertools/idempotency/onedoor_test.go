@@ -40,7 +40,7 @@ type doorEntry func(t *testing.T, store idempotency.Store, runs *int, opts ...id
 // rawEntry wraps a function of a json.RawMessage, which json.Marshal
 // copies into the argument's bytes as it is.
 func rawEntry(t *testing.T, store idempotency.Store, runs *int, opts ...idempotency.Option) func(string) (doorOrder, error) {
-	f, err := idempotency.NewFunc("raw", store, func(_ context.Context, in json.RawMessage) (doorOrder, error) {
+	f, err := newFunc("raw", store, func(_ context.Context, in json.RawMessage) (doorOrder, error) {
 		*runs++
 		var o doorOrder
 		err := json.Unmarshal(in, &o)
@@ -55,7 +55,7 @@ func rawEntry(t *testing.T, store idempotency.Store, runs *int, opts ...idempote
 // eventBridgeEntry wraps a function of an EventBridge event, whose detail
 // is a json.RawMessage.
 func eventBridgeEntry(t *testing.T, store idempotency.Store, runs *int, opts ...idempotency.Option) func(string) (doorOrder, error) {
-	f, err := idempotency.NewFunc("eventbridge", store, func(_ context.Context, in events.CloudWatchEvent) (doorOrder, error) {
+	f, err := newFunc("eventbridge", store, func(_ context.Context, in events.CloudWatchEvent) (doorOrder, error) {
 		*runs++
 		var o doorOrder
 		err := json.Unmarshal(in.Detail, &o)
@@ -71,7 +71,7 @@ func eventBridgeEntry(t *testing.T, store idempotency.Store, runs *int, opts ...
 
 // sqsEntry wraps a function of an SQS message, whose body holds the JSON.
 func sqsEntry(t *testing.T, store idempotency.Store, runs *int, opts ...idempotency.Option) func(string) (doorOrder, error) {
-	f, err := idempotency.NewFunc("sqs", store, func(_ context.Context, in events.SQSMessage) (doorOrder, error) {
+	f, err := newFunc("sqs", store, func(_ context.Context, in events.SQSMessage) (doorOrder, error) {
 		*runs++
 		var o doorOrder
 		err := json.Unmarshal([]byte(in.Body), &o)

@@ -182,7 +182,7 @@ func TestReconcileTypeChecked(t *testing.T) {
 	if _, err := idempotency.New(store, handler, idempotency.WithKeyPrefix(prefix), wrong); !errors.As(err, &ce) || ce.Name != "WithReconcile" {
 		t.Errorf("New with a reconcile of string for a handler of receipt = %v, want a *ConfigError for WithReconcile", err)
 	}
-	if _, err := idempotency.NewFunc("charge", store, handler, wrong); !errors.As(err, &ce) || ce.Name != "WithReconcile" {
+	if _, err := newFunc("charge", store, handler, wrong); !errors.As(err, &ce) || ce.Name != "WithReconcile" {
 		t.Errorf("NewFunc with a reconcile of string for a function of receipt = %v, want a *ConfigError for WithReconcile", err)
 	}
 	if _, err := idempotency.New(store, handler, idempotency.WithKeyPrefix(prefix), right); err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
 // A function's Metadata.Idempotency declares what its code gives the
@@ -80,8 +81,8 @@ var entryOptions = map[string]string{
 // outright, as Metadata.Idempotency would declare it, for code that gives
 // its options as literals (a string, true or false): the string argument
 // of each idempotency.WithEventKey, WithPayloadValidation, ... call,
-// outside idempotency.WithDefaults, and the name given to WrapFunc or
-// NewFunc. Another kind of argument to one of those options fails t.
+// outside idempotency.WithDefaults, and the name given to WrapFunc.
+// Another kind of argument to one of those options fails t.
 func LiteralOptions(t testing.TB, path string) map[string]string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
@@ -106,7 +107,7 @@ func LiteralOptions(t testing.TB, path string) map[string]string {
 		switch {
 		case name == "WithDefaults":
 			return false // the environment wins over these: not declared
-		case name == "WrapFunc" || name == "NewFunc":
+		case name == "WrapFunc":
 			entry = "WrapFunc"
 		case !option:
 			return true
@@ -237,7 +238,7 @@ func declaredWrapper(t *testing.T, s idempotency.Store, declared map[string]stri
 	opts = append(opts, idempotency.WithLogger(slog.New(slog.DiscardHandler)))
 	fn := func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, errRan }
 	if name, ok := declared["WrapFunc"]; ok {
-		f, err := idempotency.NewFunc(name, s, fn, opts...)
+		f, err := newFunc(name, s, fn, opts...)
 		return func(ctx context.Context, ev []byte) error { _, err := f(ctx, ev); return err }, err
 	}
 	h, err := idempotency.New(s, fn, opts...)
@@ -306,3 +307,12 @@ func (s *askedStore) Get(context.Context, string) (*idempotency.Record, error) {
 	return nil, errRefused
 }
 func (s *askedStore) Reclaim(context.Context, *idempotency.Record, string) error { return errRefused }
+
+// newFunc is idempotency.WrapFunc returning the *idempotency.ConfigError
+// it panics with.
+func newFunc[In, Out any](name string, store idempotency.Store, fn func(context.Context, In) (Out, error), opts ...idempotency.Option) (f func(context.Context, In) (Out, error), err error) {
+	if ce := idempotencytest.ConfigError(func() { f = idempotency.WrapFunc(name, store, fn, opts...) }); ce != nil {
+		return nil, ce
+	}
+	return f, nil
+}

@@ -44,26 +44,39 @@ func New[Req Request, Resp Response](store idempotency.Store, fn func(context.Co
 	// function gets its argument: the middleware reads the request's JSON,
 	// with the key header's scope added, and nothing decodes it again.
 	run := func(ctx context.Context, _ decoded) (Resp, error) {
-		return fn(ctx, ctx.Value(requestKey{}).(Req))
+		c := ctx.Value(callKey{}).(*call[Req, Resp])
+		resp, err := fn(ctx, c.req)
+		if err == nil {
+			c.resp, c.ran = resp, true
+		}
+		return resp, err
 	}
-	t, err := idempotency.NewTyped(store, run, c.middlewareOptions()...)
+	h, err := idempotency.New(store, run, c.middlewareOptions()...)
 	if err != nil {
 		return nil, err
 	}
-	a := &adapter[Req, Resp]{typed: t, config: c, now: time.Now}
+	a := &adapter[Req, Resp]{handler: h, config: c, now: time.Now}
 	return a.handle, nil
 }
 
 // adapter is one wrapped handler.
 type adapter[Req Request, Resp Response] struct {
-	typed *idempotency.Typed[decoded, Resp]
+	handler *idempotency.Handler
 	config
 	now func() time.Time // for Retry-After: the lease ends on the real clock
 }
 
-// requestKey is the context key under which handle gives the wrapped
-// handler its request.
-type requestKey struct{}
+// call is one request: the wrapped handler gets req, and gives back its
+// response, so that handle knows it from a replay without decoding it.
+type call[Req Request, Resp Response] struct {
+	req  Req
+	resp Resp
+	ran  bool
+}
+
+// callKey is the context key under which handle gives the wrapped
+// handler its *call.
+type callKey struct{}
 
 // decoded is what the middleware decodes the event into for the wrapped
 // handler: nothing, since the handler gets the request itself (see New).
@@ -97,15 +110,22 @@ func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) 
 			}
 		}
 	}
-	resp, replayed, err := a.typed.Call(context.WithValue(ctx, requestKey{}, req), event)
+	c := &call[Req, Resp]{req: req}
+	out, err := a.handler.Invoke(context.WithValue(ctx, callKey{}, c), event)
+	if err == nil && !c.ran { // a replay
+		if jerr := json.Unmarshal(out, &c.resp); jerr != nil {
+			key, _, _ := a.handler.KeyOf(event)
+			err = &idempotency.CorruptedRecordError{Key: key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", c.resp, jerr)}
+		}
+	}
 	if err != nil {
 		if p, ok := problemFor(err, a.now(), a.keyHeader); ok {
 			return respond[Resp](r, p.withType(a.typeBase)), nil
 		}
 		return zero, err
 	}
-	if replayed && a.replayed != "" {
-		resp = markReplayed(resp, r, a.replayed)
+	if !c.ran && a.replayed != "" {
+		return markReplayed(c.resp, r, a.replayed), nil
 	}
-	return resp, nil
+	return c.resp, nil
 }

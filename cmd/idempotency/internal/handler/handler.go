@@ -24,6 +24,7 @@ import (
 
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
 // Setting is one of a function's settings as written, and where it comes
@@ -170,8 +171,8 @@ func New(f Function, now func() time.Time) (*Wrapper, error) {
 	)
 	var s store
 	if wrapper {
-		fn, err := idempotency.NewFunc(name, s, reach, opts...)
-		if err != nil {
+		var fn func(context.Context, json.RawMessage) (json.RawMessage, error)
+		if err := idempotencytest.ConfigError(func() { fn = idempotency.WrapFunc(name, s, reach, opts...) }); err != nil {
 			return nil, r.explain(err)
 		}
 		w.deliver = func(ctx context.Context, event []byte) error {

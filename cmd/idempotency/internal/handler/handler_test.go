@@ -16,6 +16,7 @@ import (
 
 	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
 var quiet = idempotency.WithLogger(discard)
@@ -101,8 +102,10 @@ func libraryKeys(t *testing.T, values map[string]string, wrapFunc string, events
 	var keys []string
 	if wrapFunc != "" {
 		s := &keyStore{}
-		fn, err := idempotency.NewFunc(wrapFunc, s, func(context.Context, json.RawMessage) (string, error) { return "", nil }, opts...)
-		if err != nil {
+		var fn func(context.Context, json.RawMessage) (string, error)
+		if err := idempotencytest.ConfigError(func() {
+			fn = idempotency.WrapFunc(wrapFunc, s, func(context.Context, json.RawMessage) (string, error) { return "", nil }, opts...)
+		}); err != nil {
 			return nil, err
 		}
 		for _, ev := range events {
