@@ -3,11 +3,9 @@ package idempotency
 import (
 	"context"
 	"crypto"
-	_ "crypto/md5" // the hashes WithHash accepts
-	_ "crypto/sha1"
-	_ "crypto/sha256"
-	_ "crypto/sha512"
 	"fmt"
+
+	"github.com/gopowertools/lambda/internal/keyformat"
 )
 
 // Compatibility is the format of a wrapper's keys and records: this
@@ -53,15 +51,6 @@ func (c Compatibility) String() string {
 		return "typescript"
 	}
 	return fmt.Sprintf("Compatibility(%d)", int(c))
-}
-
-// defaultHash is the hash of a mode when WithHash does not set one:
-// Powertools' default, MD5, in its modes (hash_function, hashFunction).
-func (c Compatibility) defaultHash() crypto.Hash {
-	if c == OwnFormat {
-		return crypto.SHA256
-	}
-	return crypto.MD5
 }
 
 // WithCompatibility makes the wrapper's keys and records those of a
@@ -117,10 +106,10 @@ type compatContextKey struct{}
 // store, or ctx itself in the own format when no enclosing invocation set
 // one (so the default path costs nothing).
 func (e *engine) compatContext(ctx context.Context) context.Context {
-	if e.keys.compat == OwnFormat && CompatibilityFromContext(ctx) == OwnFormat {
+	if e.keys.Mode == keyformat.Own && CompatibilityFromContext(ctx) == OwnFormat {
 		return ctx
 	}
-	return context.WithValue(ctx, compatContextKey{}, e.keys.compat)
+	return context.WithValue(ctx, compatContextKey{}, Compatibility(e.keys.Mode))
 }
 
 // CompatibilityFromContext returns the compatibility mode of the

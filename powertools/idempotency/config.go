@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/jmespath"
 )
@@ -247,7 +248,7 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 		leaseBeyond:     o.leaseBeyond,
 		disabled:        o.disabled,
 		cache:           newCache(o.cacheSize),
-		keys:            keyFormat{compat: o.compat, hash: o.hash},
+		keys:            keyformat.Format{Mode: keyformat.Mode(o.compat), Hash: o.hash},
 	}
 	if e.now == nil {
 		e.now = time.Now

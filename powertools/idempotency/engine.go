@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/jmespath"
 )
 
@@ -22,7 +24,7 @@ type engine struct {
 	keyMulti     bool                 // keyExpr ends in a multi-select (see missing)
 	validation   *jmespath.Expression // nil: no payload validation
 	prefix       string
-	keys         keyFormat // how keys and payload hashes are made
+	keys         keyformat.Format // how keys and payload hashes are made
 	keyRequired  bool
 	expiresAfter time.Duration
 	lease        time.Duration
@@ -152,8 +154,8 @@ func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err e
 		}
 		return "", "", "", nil
 	}
-	if key, err = e.keys.key(e.prefix, keyValue); err != nil {
-		return "", "", OutcomeInvalidEvent, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
+	if key, err = e.keys.Key(e.prefix, keyValue); err != nil {
+		return "", "", OutcomeInvalidEvent, &InvalidEventError{Expression: e.keyExpr.String(), Err: inexact(err)}
 	}
 	if hash, err = e.payloadHash(validated); err != nil {
 		return "", "", OutcomeInvalidEvent, err
@@ -197,11 +199,19 @@ func (e *engine) payloadHash(v any) (string, error) {
 	if e.validation == nil {
 		return "", nil
 	}
-	h, err := e.keys.hashValue(v)
+	h, err := e.keys.Digest(v)
 	if err != nil {
-		return "", &InvalidEventError{Expression: e.validation.String(), Err: err}
+		return "", &InvalidEventError{Expression: e.validation.String(), Err: inexact(err)}
 	}
 	return h, nil
+}
+
+// inexact returns err, or the *InexactNumberError it stands for.
+func inexact(err error) error {
+	if e, ok := err.(*keyformat.InexactError); ok {
+		return &InexactNumberError{Compatibility: Compatibility(e.Mode), Path: e.Path, Number: e.Number}
+	}
+	return err
 }
 
 // leaseEnd is the invocation's deadline (and WithLeaseBeyondDeadline's
@@ -339,4 +349,38 @@ func unwrapEncode(err error) error {
 		return encErr.err
 	}
 	return err
+}
+
+// Keys and payload hashes are made by internal/keyformat, in this
+// library's format or a Powertools runtime's ([WithCompatibility]).
+
+// missing reports whether v, what the key expression selected, counts as
+// no key at all: null, "", [], {}, an array holding a null, or, when the
+// expression is a multi-select (multi), an object holding a null. 0 and
+// false are keys: a caller may well number its requests from zero. An
+// array or object with a null is what a multi-select key such as
+// [customer_id, order_id] or {c: customer_id, o: order_id} gives when one
+// of its paths is absent; the others alone would key the event, and a
+// customer's second order would get the first one's response. An object
+// that the expression selects as it is in the event (the whole event, say)
+// may hold nulls of its own, and is a key.
+func missing(v any, multi bool) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0 || slices.Contains(v, nil)
+	case map[string]any:
+		if multi {
+			for _, m := range v {
+				if m == nil {
+					return true
+				}
+			}
+		}
+		return len(v) == 0
+	}
+	return false
 }

@@ -3,8 +3,9 @@ package idempotency
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/gopowertools/lambda/internal/keyformat"
 )
 
 // This file holds the package's errors; docs/errors.md tables them.
@@ -119,14 +120,7 @@ type InexactNumberError struct {
 }
 
 func (e *InexactNumberError) Error() string {
-	f, _ := strconv.ParseFloat(e.Number, 64)
-	var read []byte
-	if e.Compatibility == PowertoolsTypeScript {
-		read = appendTypeScriptNumber(nil, f)
-	} else {
-		read = appendPythonFloat(nil, f)
-	}
-	return fmt.Sprintf("in %v compatibility mode, the number %s at %s is refused: Powertools hashes it as %s, the text of other numbers too, so requests that differ in it would share a hash", e.Compatibility, e.Number, e.Path, read)
+	return fmt.Sprintf("in %v compatibility mode, the number %s at %s is refused: Powertools hashes it as %s, the text of other numbers too, so requests that differ in it would share a hash", e.Compatibility, e.Number, e.Path, keyformat.NumberText(keyformat.Mode(e.Compatibility), e.Number))
 }
 
 // PersistenceError is returned when the store failed: before the handler

@@ -1,4 +1,4 @@
-package idempotency
+package keyformat
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// The PowertoolsPython key hashes what Powertools for AWS Lambda (Python)
+// The Python key hashes what Powertools for AWS Lambda (Python)
 // hashes: json.dumps(value, sort_keys=True) of the value its JMESPath search
 // returns on the event as json.loads decoded it (persistence/base.py,
 // _generate_hash). appendPython writes that text from the value our search
@@ -22,7 +22,7 @@ import (
 //     (the shortest text that reads back the same double: 1e+16, 1e-05,
 //     0.0001). A float that the double does not hold exactly
 //     (100.00000000000000001 reads as 100.0, 1e400 as Infinity) is refused
-//     with an *InexactNumberError: see exactDouble.
+//     with an *InexactError: see exactDouble.
 //   - Strings are escaped as ensure_ascii does: \" \\ \n \r \t \b \f, any
 //     other character outside ' '..'~' as \u followed by four lowercase hex
 //     digits, a surrogate pair above U+FFFF.
@@ -93,7 +93,7 @@ func appendPythonNumber(dst []byte, text string) ([]byte, error) {
 	if strings.ContainsAny(text, ".eE") {
 		f, ok := exactDouble(text)
 		if !ok {
-			return nil, &InexactNumberError{Compatibility: PowertoolsPython, Path: "@", Number: text}
+			return nil, &InexactError{Mode: Python, Path: "@", Number: text}
 		}
 		return appendPythonFloat(dst, f), nil
 	}
@@ -237,7 +237,7 @@ func decimalDigits(text string) (digits string, point int, ok bool) {
 	return digits, point, true
 }
 
-// atIndex and atMember prefix the Path of an *InexactNumberError from an
+// atIndex and atMember prefix the Path of an *InexactError from an
 // array's element or an object's member with the element's index or the
 // member's name, as the error goes up through the value: the path is
 // built only on failure.
@@ -253,7 +253,7 @@ func atMember(err error, name string) error {
 }
 
 func atPath(err error, step string) error {
-	e, ok := err.(*InexactNumberError)
+	e, ok := err.(*InexactError)
 	if !ok {
 		return err
 	}

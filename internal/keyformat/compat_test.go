@@ -1,4 +1,4 @@
-package idempotency
+package keyformat
 
 import (
 	"encoding/json"
@@ -97,22 +97,22 @@ func TestTypeScriptJSON(t *testing.T) {
 // interop tests for how they are obtained).
 func TestCompatibleKeys(t *testing.T) {
 	tests := []struct {
-		format keyFormat
+		format Format
 		prefix string
 		value  string
 		want   string
 	}{
-		{keyFormat{compat: PowertoolsPython}, "fn.__main__.lambda_handler", `"x"`, "fn.__main__.lambda_handler#3fbf839fa0e778a20326ddc34f5cd588"},
-		{keyFormat{compat: PowertoolsTypeScript}, "fn", `{"b":1,"__proto__":{"x":1},"10":2,"2":3,"A":4,"a0":5,"4294967295":6,"4294967294":7}`, "fn#0Pt7qZ62oi88FWzlUDXjHA=="},
-		{keyFormat{compat: PowertoolsTypeScript}, "p", `"x"`, "p#P7+Dn6DneKIDJt3DT1zViA=="},
+		{Format{Mode: Python}, "fn.__main__.lambda_handler", `"x"`, "fn.__main__.lambda_handler#3fbf839fa0e778a20326ddc34f5cd588"},
+		{Format{Mode: TypeScript}, "fn", `{"b":1,"__proto__":{"x":1},"10":2,"2":3,"A":4,"a0":5,"4294967295":6,"4294967294":7}`, "fn#0Pt7qZ62oi88FWzlUDXjHA=="},
+		{Format{Mode: TypeScript}, "p", `"x"`, "p#P7+Dn6DneKIDJt3DT1zViA=="},
 	}
 	for _, tc := range tests {
 		v, err := decodeJSON([]byte(tc.value))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := tc.format.key(tc.prefix, v); err != nil || got != tc.want {
-			t.Errorf("%v key of %s = %q, %v; want %q", tc.format.compat, tc.value, got, err, tc.want)
+		if got, err := tc.format.Key(tc.prefix, v); err != nil || got != tc.want {
+			t.Errorf("%v key of %s = %q, %v; want %q", tc.format.Mode, tc.value, got, err, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package idempotency
+package keyformat
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// The PowertoolsTypeScript key hashes what Powertools for AWS Lambda
+// The TypeScript key hashes what Powertools for AWS Lambda
 // (TypeScript) hashes: JSON.stringify(deepSort(value)) of the value its
 // JMESPath search returns on the event as JSON.parse decoded it
 // (BasePersistenceLayer.getHashedIdempotencyKey). appendTypeScript writes
@@ -26,7 +26,7 @@ import (
 //     A number that the double does not hold exactly, such as an integer
 //     past 2^53 that it rounds (9007199254740993 reads as
 //     9007199254740992) or one beyond its range (null), is refused with an
-//     *InexactNumberError: see exactDouble.
+//     *InexactError: see exactDouble.
 //   - Strings keep their characters as UTF-8; only \" \\ \b \f \n \r \t
 //     and the other control characters (\u00xx, lowercase) are escaped.
 //   - deepSort orders an object's members by their names' toLowerCase(),
@@ -57,7 +57,7 @@ func appendTypeScript(dst []byte, v any) ([]byte, error) {
 		// Every number is a double in JavaScript, integers too.
 		f, ok := exactDouble(string(v))
 		if !ok {
-			return nil, &InexactNumberError{Compatibility: PowertoolsTypeScript, Path: "@", Number: string(v)}
+			return nil, &InexactError{Mode: TypeScript, Path: "@", Number: string(v)}
 		}
 		return appendTypeScriptNumber(dst, f), nil
 	case float64:

@@ -1,0 +1,197 @@
+// Package keyformat makes the idempotency keys and payload hashes of
+// github.com/gopowertools/lambda/powertools/idempotency: the text of the
+// selected value that is hashed, the hash, and how the digest is written,
+// in the library's own format and in those of Powertools for AWS Lambda
+// (Python and TypeScript), whose records a Go function can share.
+//
+// In the library's own format, the key and the payload hash are SHA-256
+// digests (by default) of the selected value's canonical JSON, so that two
+// events that differ only in object key order or whitespace share a key.
+// Canonical here is what encoding/json writes for the decoded value with
+// HTML escaping off: object keys sorted by their UTF-8 bytes, at every
+// depth; no insignificant whitespace; numbers kept as written
+// (json.Number), so 1 and 1.0 are different keys, as they are different
+// text in the event. FuzzCanonicalJSON checks that it holds the whole
+// value and is a fixed point. The Powertools modes hash another text: see
+// python.go and typescript.go.
+package keyformat
+
+import (
+	"bytes"
+	"crypto"
+	_ "crypto/md5" // the hashes a Format accepts
+	_ "crypto/sha1"
+	_ "crypto/sha256"
+	_ "crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Mode is the format of keys and records: the values of
+// idempotency.Compatibility.
+type Mode int
+
+const (
+	Own Mode = iota
+	Python
+	TypeScript
+)
+
+// Format makes the keys and payload hashes of a wrapper. The zero value is
+// the library's own format: canonical JSON, SHA-256, hex.
+type Format struct {
+	Mode Mode
+	Hash crypto.Hash // 0: the mode's default
+}
+
+// DefaultHash is the hash of a mode when none is given: SHA-256 in the
+// library's own format, Powertools' default, MD5, in its modes
+// (hash_function, hashFunction).
+func DefaultHash(m Mode) crypto.Hash {
+	if m == Own {
+		return crypto.SHA256
+	}
+	return crypto.MD5
+}
+
+// Digest returns the digest of v's text: the payload hash, and the part
+// of the key after "#". v is what a JMESPath search returns on a decoded
+// event, or any value encoding/json can encode.
+func (f Format) Digest(v any) (string, error) {
+	text, err := f.text(v)
+	if err != nil {
+		return "", err
+	}
+	h := f.Hash
+	if h == 0 {
+		h = DefaultHash(f.Mode)
+	}
+	d := h.New()
+	d.Write(text)
+	sum := d.Sum(nil)
+	if f.Mode == TypeScript {
+		return base64.StdEncoding.EncodeToString(sum), nil // hash.digest('base64')
+	}
+	return hex.EncodeToString(sum), nil
+}
+
+// Key returns prefix + "#" + f.Digest(v).
+func (f Format) Key(prefix string, v any) (string, error) {
+	d, err := f.Digest(v)
+	if err != nil {
+		return "", err
+	}
+	return prefix + "#" + d, nil
+}
+
+// text returns the text of v that f hashes.
+func (f Format) text(v any) ([]byte, error) {
+	v, err := asDecoded(v)
+	if err != nil {
+		return nil, err
+	}
+	switch f.Mode {
+	case Python:
+		return appendPython(nil, v)
+	case TypeScript:
+		return appendTypeScript(nil, v)
+	}
+	return encode(v)
+}
+
+// canonical returns v's canonical JSON: what encoding/json writes for the
+// value it decodes from v (see asDecoded), without HTML escaping, which
+// sorts object keys by their UTF-8 bytes.
+func canonical(v any) ([]byte, error) {
+	v, err := asDecoded(v)
+	if err != nil {
+		return nil, err
+	}
+	return encode(v)
+}
+
+// encode writes v as encoding/json does, without HTML escaping.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// asDecoded returns v as encoding/json decodes it: v itself when it is
+// made of what encoding/json decodes, else v read back from its canonical
+// JSON (a struct becomes an object, its fields in key order).
+func asDecoded(v any) (any, error) {
+	if decoded(v) {
+		return v, nil
+	}
+	b, err := encode(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(b)
+}
+
+// decoded reports whether v is made only of the values encoding/json
+// decodes into an any with UseNumber.
+func decoded(v any) bool {
+	switch v := v.(type) {
+	case nil, bool, string, json.Number, float64:
+		return true
+	case []any:
+		return !slices.ContainsFunc(v, func(e any) bool { return !decoded(e) })
+	case map[string]any:
+		for _, e := range v {
+			if !decoded(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// decodeJSON decodes raw JSON keeping numbers as written.
+func decodeJSON(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// InexactError refuses, in a Powertools mode, a number that the runtime
+// would read as another (see exactDouble): requests that differ in it
+// would share a hash. Path is where it is in the selected value.
+type InexactError struct {
+	Mode   Mode
+	Path   string
+	Number string
+}
+
+func (e *InexactError) Error() string {
+	return fmt.Sprintf("the number %s at %s is inexact in %d mode", e.Number, e.Path, e.Mode)
+}
+
+// NumberText is how the runtime of m writes back the number text after
+// reading it as a double.
+func NumberText(m Mode, number string) string {
+	f, _ := strconv.ParseFloat(number, 64)
+	if m == TypeScript {
+		return string(appendTypeScriptNumber(nil, f))
+	}
+	return string(appendPythonFloat(nil, f))
+}
