@@ -2,7 +2,11 @@ package idempotency
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"time"
+
+	"github.com/gopowertools/lambda/internal/emf"
 )
 
 // Outcome is what became of one invocation under idempotency: what
@@ -98,13 +102,18 @@ func WithObserver(fn func(ctx context.Context, o Observation)) Option {
 // outcome log that o turns on, then WithObserver's. bad names the option
 // behind an error.
 func (e *engine) observers(o *options, bad func(string, error) error) (func(context.Context, Observation), error) {
-	var metrics *metricsWriter
+	var metrics *emf.Writer
 	if o.metrics != nil {
+		if err := emf.CheckNamespace(o.namespace); err != nil {
+			return nil, bad("WithMetricsNamespace", err)
+		}
+		var dims []emf.Dimension
+		if fn := o.getenv(envFunctionName); fn != "" {
+			dims = append(dims, emf.Dimension{Name: "FunctionName", Value: fn})
+		}
+		dims = append(dims, emf.Dimension{Name: "KeyPrefix", Value: e.prefix})
 		var err error
-		if metrics, err = e.newMetricsWriter(o.metrics, o.namespace, o.getenv(envFunctionName)); err != nil {
-			if _, ok := o.isSet("WithMetricsNamespace"); ok && checkNamespace(o.namespace) != nil {
-				return nil, bad("WithMetricsNamespace", err)
-			}
+		if metrics, err = emf.NewWriter(o.metrics, o.namespace, dims...); err != nil {
 			return nil, bad("WithMetrics", err)
 		}
 	}
@@ -117,7 +126,7 @@ func (e *engine) observers(o *options, bad func(string, error) error) (func(cont
 		// give a replay the same age.
 		now := e.now()
 		if metrics != nil {
-			metrics.observe(ctx, obs, now)
+			e.writeMetrics(ctx, metrics, obs, now)
 		}
 		if logOutcome {
 			e.logOutcome(ctx, obs, now)
@@ -160,4 +169,147 @@ func (e *engine) observe(ctx context.Context, start time.Time, res result, err e
 		o.CompletedAt = res.completedAt
 	}
 	e.observer(ctx, o)
+}
+
+// metricNames names the count of each outcome: a metric has 1 in the
+// document of an invocation that ended so. docs/operations.md says what
+// each means.
+var metricNames = map[Outcome]string{
+	OutcomeNew:          "IdempotencyNew",
+	OutcomeReplayed:     "IdempotencyReplayed",
+	OutcomeInProgress:   "IdempotencyInProgress",
+	OutcomeConflict:     "IdempotencyConflict",
+	OutcomeReleased:     "IdempotencyReleased",
+	OutcomeUncertain:    "IdempotencyUncertain",
+	OutcomeLeaseLost:    "IdempotencyLeaseLost",
+	OutcomeAbandoned:    "IdempotencyAbandoned",
+	OutcomeStoreError:   "IdempotencyStoreError",
+	OutcomeNotStored:    "IdempotencyNotStored",
+	OutcomeInvalidEvent: "IdempotencyInvalidEvent",
+	OutcomeMissingKey:   "IdempotencyMissingKey",
+	OutcomeNoKey:        "IdempotencyNoKey",
+}
+
+// The other metrics, and the dimensions of all. The names start with
+// Idempotency because the namespace is often the function's own, shared
+// with its other metrics.
+const (
+	// metricDuration is Observation.Duration: the time in the
+	// middleware, the handler's included.
+	metricDuration = "IdempotencyInvocationDuration"
+	// metricHandler is Observation.HandlerDuration, when the handler ran.
+	metricHandler = "IdempotencyHandlerDuration"
+	// metricReplayAge is, for a replay, the time since the response was
+	// stored.
+	metricReplayAge = "IdempotencyReplayAge"
+
+	// defaultMetricsNamespace is the namespace of Powertools for AWS
+	// Lambda (TypeScript) when none is set.
+	defaultMetricsNamespace = "default_namespace"
+)
+
+// WithMetrics writes to w, after each invocation, one CloudWatch embedded
+// metric format (EMF) document: a line of JSON, written with one Write
+// call, from which CloudWatch Logs makes metrics when w is the function's
+// standard output. The document counts the invocation under its outcome
+// (IdempotencyNew, IdempotencyReplayed, IdempotencyInProgress, ...: one
+// metric per [Outcome], see docs/operations.md) and gives, in
+// milliseconds, its time in the middleware, the handler's included
+// (IdempotencyInvocationDuration), the handler's own time when it ran
+// (IdempotencyHandlerDuration), and for a replay the age of the replayed
+// response (IdempotencyReplayAge). Its dimensions are FunctionName
+// (AWS_LAMBDA_FUNCTION_NAME, left out when unset) and KeyPrefix; never the
+// key, each of whose values would be a metric of its own. Its namespace is
+// [WithMetricsNamespace]'s.
+//
+// Writes to w are made one at a time, so w need not be safe for concurrent
+// use; a failed write is logged as a warning. A function wrapper writes a
+// document per call. nil turns metrics off.
+//
+// Default: for a handler, os.Stdout when POWERTOOLS_IDEMPOTENCY_METRICS is
+// true (1, t, true, y, yes or on, in any case); off when it is false or
+// unset, or when POWERTOOLS_METRICS_DISABLED, Powertools' switch for all
+// its metrics, is true. Only the option given outright wins over
+// POWERTOOLS_METRICS_DISABLED.
+func WithMetrics(w io.Writer) Option {
+	return func(o *options) { o.metrics = w; o.set("WithMetrics") }
+}
+
+// WithMetricsNamespace sets the CloudWatch namespace of the metrics of
+// [WithMetrics]: 1 to 255 letters, digits, spaces and . - _ / # :, not
+// starting with "AWS/". Another is a [*ConfigError] when metrics are on.
+//
+// Default: POWERTOOLS_METRICS_NAMESPACE, the namespace of the Metrics
+// utility of Powertools for AWS Lambda, else "default_namespace", as in its
+// TypeScript version.
+func WithMetricsNamespace(namespace string) Option {
+	return func(o *options) { o.namespace = namespace; o.set("WithMetricsNamespace") }
+}
+
+// writeMetrics writes the document of an invocation that ended at now:
+// its outcome's count, its durations and, for a replay, the age of the
+// response.
+func (e *engine) writeMetrics(ctx context.Context, w *emf.Writer, o Observation, now time.Time) {
+	var metrics []emf.Metric
+	if name, ok := metricNames[o.Outcome]; ok {
+		metrics = append(metrics, emf.Metric{Name: name, Unit: "Count", Value: 1})
+	}
+	metrics = append(metrics, emf.Milliseconds(metricDuration, o.Duration))
+	if o.HandlerDuration > 0 {
+		metrics = append(metrics, emf.Milliseconds(metricHandler, o.HandlerDuration))
+	}
+	if o.Outcome == OutcomeReplayed && !o.CompletedAt.IsZero() {
+		// The response may have been stored by another execution
+		// environment, whose clock can be a little ahead of ours.
+		metrics = append(metrics, emf.Milliseconds(metricReplayAge, max(now.Sub(o.CompletedAt), 0)))
+	}
+	if err := w.Write(now, metrics...); err != nil {
+		e.log().WarnContext(ctx, "idempotency: could not write the metrics of an invocation", "outcome", o.Outcome, "error", err)
+	}
+}
+
+// WithOutcomeLog logs, with the wrapper's logger ([WithLogger]), one record
+// per invocation that says how it ended, with the message
+// "idempotency: invocation" and the attributes outcome (an [Outcome]),
+// key_prefix, key (when there was one), duration (the time in the
+// middleware, the handler's included), replay_age (for a replay whose
+// record says when it was stored) and error (the caller's, when there was
+// one). The level is info for an invocation without an error, error for
+// OutcomeLeaseLost, OutcomeAbandoned and OutcomeStoreError, which need an
+// operator, and warn for the others.
+//
+// The key is logged because it is how an operator finds the record; the
+// package logs it already with its warnings and errors. It is the prefix
+// and a SHA-256 hash of the selected value, not the value itself, but a
+// value with few possibilities (an e-mail address, a card's last four
+// digits) can be found from its hash by trying them: treat it as a
+// pseudonym, as the table's own records are.
+//
+// Default: for a handler, POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME (1, t, true,
+// y, yes or on, in any case, turns it on), else off.
+func WithOutcomeLog(on bool) Option {
+	return func(o *options) { o.outcomeLog = on; o.set("WithOutcomeLog") }
+}
+
+// logOutcome logs the record of an invocation that ended at now.
+func (e *engine) logOutcome(ctx context.Context, o Observation, now time.Time) {
+	level := slog.LevelInfo
+	switch {
+	case o.Outcome == OutcomeLeaseLost || o.Outcome == OutcomeAbandoned || o.Outcome == OutcomeStoreError:
+		level = slog.LevelError
+	case o.Err != nil:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{slog.String("outcome", string(o.Outcome)), slog.String("key_prefix", e.prefix)}
+	if o.Key != "" {
+		attrs = append(attrs, slog.String("key", o.Key))
+	}
+	attrs = append(attrs, slog.Duration("duration", o.Duration))
+	if o.Outcome == OutcomeReplayed && !o.CompletedAt.IsZero() {
+		attrs = append(attrs, slog.Duration("replay_age", max(now.Sub(o.CompletedAt), 0)))
+	}
+	if o.Err != nil {
+		attrs = append(attrs, slog.Any("error", o.Err))
+	}
+	e.log().LogAttrs(ctx, level, "idempotency: invocation", attrs...)
 }

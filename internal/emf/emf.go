@@ -1,7 +1,7 @@
-// Package emf checks CloudWatch embedded metric format (EMF) documents: the
-// JSON log lines from which CloudWatch Logs extracts metrics. It is for
-// tests of code that writes them, such as the idempotency package's
-// WithMetrics; it writes nothing itself.
+// Package emf writes and checks CloudWatch embedded metric format (EMF)
+// documents: the JSON log lines from which CloudWatch Logs extracts
+// metrics. [Writer] writes the idempotency package's (WithMetrics);
+// [Validate] is for the tests of code that writes them.
 //
 // [Validate] applies the rules of the specification,
 // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html,

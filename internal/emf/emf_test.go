@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/powertools/emf"
+	"github.com/gopowertools/lambda/internal/emf"
 )
 
 // now is when the documents below were written: the specification's
