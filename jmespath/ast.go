@@ -49,12 +49,6 @@ type node struct {
 type tree struct {
 	root *node
 
-	// simple reports that every node is one whose evaluation is a map
-	// lookup, a bounds-checked index or a literal: nothing there can
-	// panic, so Search skips the recover guard, whose cost is most of the
-	// time of the short field paths that select idempotency keys.
-	simple bool
-
 	// strict is set on the copy of the tree that SearchJSON evaluates: a
 	// field looked up in an object that holds a name folding to the
 	// field's name without being it is refused, since encoding/json
@@ -64,12 +58,6 @@ type tree struct {
 	// decodeLimit bounds what the Powertools functions decode (see
 	// WithDecodeLimit).
 	decodeLimit int
-}
-
-// simpleKind marks the kinds tree.simple allows.
-var simpleKind = [nExpref + 1]bool{
-	nField: true, nCurrent: true, nIndex: true, nLiteral: true,
-	nPipe: true, nSubexpr: true,
 }
 
 type sliceSpec struct {

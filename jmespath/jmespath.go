@@ -71,19 +71,8 @@ func (e *Expression) MultiSelect() bool {
 // values encoding/json decodes into an any (see the package documentation).
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
-	// A name or a literal, alone, needs no call of eval.
-	root := e.tree.root
-	if r, ok := e.tree.field(root, data); ok {
-		return r, nil
-	}
-	if root.kind == nLiteral {
-		return copyValue(root.value), nil
-	}
-	if e.tree.simple {
-		return e.tree.eval(root, data)
-	}
 	defer guard(&err)
-	return e.tree.eval(root, data)
+	return e.tree.eval(e.tree.root, data)
 }
 
 // guard turns a panic inside this package into an error, as a last

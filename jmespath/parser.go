@@ -25,18 +25,17 @@ var bindingPower = [...]int{
 // parser reads tokens from its lexer as it goes, with one token of
 // lookahead, so that no token list is built.
 type parser struct {
-	src    string
-	lx     lexer
-	tok    token // the current token
-	next   token // the one after it
-	depth  int
-	simple bool // no node so far is outside simpleKind; see tree.simple
-	fns    functionTable
+	src   string
+	lx    lexer
+	tok   token // the current token
+	next  token // the one after it
+	depth int
+	fns   functionTable
 }
 
 // parse parses src into a tree.
 func parse(src string, fns functionTable) (tree, error) {
-	p := parser{src: src, lx: lexer{src: src}, fns: fns, simple: true}
+	p := parser{src: src, lx: lexer{src: src}, fns: fns}
 	p.next = p.lx.scan()
 	p.advance()
 	root, err := p.expression(0)
@@ -46,7 +45,7 @@ func parse(src string, fns functionTable) (tree, error) {
 	if err != nil {
 		return tree{}, err
 	}
-	return tree{root: root, simple: p.simple}, nil
+	return tree{root: root}, nil
 }
 
 func (p *parser) advance() {
@@ -95,7 +94,6 @@ func (p *parser) add(n *node) (*node, error) {
 	if n.depth > maxDepth {
 		return nil, p.errorAt(n.pos, "expression nested too deeply")
 	}
-	p.simple = p.simple && simpleKind[n.kind]
 	return n, nil
 }
 
