@@ -51,8 +51,10 @@ func ambiguousDocument(doc []byte) bool {
 	return ambiguous(err)
 }
 
-// TestSearchJSONAgrees runs checkAgreement on documents where the two
-// searches once disagreed, and checks that both refuse them.
+// TestSearchJSONAgrees runs checkAgreement on documents that are at fault
+// only off the path (names that fold together, a lone surrogate), which a
+// search reading the path alone would answer, and checks that both
+// searches refuse them.
 func TestSearchJSONAgrees(t *testing.T) {
 	for _, tc := range []struct{ expr, doc string }{
 		// Names that fold together off the path, in a document that

@@ -65,7 +65,7 @@ func TestNumbers(t *testing.T) {
 }
 
 // "[n]" is one token; where a '[' starting a list was expected, the error
-// is still reported at the number, as when it was three tokens.
+// is reported at the number, where a reader of the expression looks for it.
 func TestIndexTokenErrors(t *testing.T) {
 	for _, tt := range []struct {
 		expr   string

@@ -83,7 +83,7 @@ func (p problem) encode() string {
 
 // storeRetryAfter is the Retry-After of a 503 for a store failure. The
 // store's client has retried already, so the failure may last a little,
-// but no longer is known: a retry that comes while the failed invocation
+// but how long is not known: a retry that comes while the failed invocation
 // may still hold the key gets a 409 with that lease's exact end.
 const storeRetryAfter = 1
 

@@ -134,7 +134,7 @@ var outcomes = []struct {
 			"Kelvin sign":   {func(r *httpReq) { r.headers["Idempotency-\u212Aey"] = "k2" }, true},
 			"empty":         {func(r *httpReq) { r.headers["Idempotency-Key"] = " " }, false},
 			// What an HTTP API or a function URL makes of the header sent
-			// twice, which was answered "must be a string".
+			// twice: reported as repeated, not as a malformed string.
 			"comma-joined":              {func(r *httpReq) { r.headers["Idempotency-Key"] = "k1,k2" }, true},
 			"comma-joined sf-strings":   {func(r *httpReq) { r.headers["Idempotency-Key"] = `"k1", "k1"` }, true},
 			"a comma and no second key": {func(r *httpReq) { r.headers["Idempotency-Key"] = "k1," }, false},
