@@ -12,49 +12,30 @@
 // (events.APIGatewayV2HTTPResponse, error), and returns one of the same
 // type for lambda.Start. It runs the handler under
 // github.com/gopowertools/lambda/powertools/idempotency (configured with
-// [WithOptions]), and answers:
+// [WithOptions]). A first request gets the handler's response; a replay
+// gets the stored response, with the header Idempotency-Replayed: true
+// ([WithReplayedHeader]). Each error of the middleware gets the status,
+// the headers (Retry-After where a retry has a time to wait) and the
+// problem that the table of docs/errors.md gives it, as does a request
+// whose Idempotency-Key header is ambiguous or malformed.
 //
-//   - a first request: the handler's response;
-//   - a replay: the stored response, with the header Idempotency-Replayed:
-//     true ([WithReplayedHeader]);
-//   - 409 Conflict with Retry-After, the seconds until the lease ends,
-//     while another invocation holds the key ([*idempotency.InProgressError]);
-//   - 422 Unprocessable Content when the key was used with another payload
-//     ([*idempotency.PayloadConflictError]);
-//   - 400 Bad Request when the key is missing and required
-//     ([*idempotency.MissingKeyError]), when the Idempotency-Key header is
-//     ambiguous or malformed, or when the event can be read two ways
-//     ([*idempotency.InvalidEventError]);
-//   - 409 Conflict when an earlier request's outcome is uncertain and is
-//     being checked ([*idempotency.UncertainError] of a duplicate), with
-//     Retry-After when an invocation is reconciling it;
-//   - 409 Conflict when the response was not stored
-//     ([*idempotency.ResponseNotStoredError]), or when an earlier request
-//     ended without finishing and its key is kept locked
-//     ([*idempotency.AbandonedError]);
-//   - 503 Service Unavailable with Retry-After when the store failed
-//     ([*idempotency.PersistenceError]);
-//   - 500 Internal Server Error when the record cannot be read
-//     ([*idempotency.CorruptedRecordError]).
-//
-// Each of these errors is matched with errors.As, so an error of the
-// handler's that wraps one is answered the same way. Every error response
-// the package writes is an RFC 9457 problem details document
-// (Content-Type: application/problem+json) with type, title, status,
-// detail and the extension member code, the problem's name (in-progress,
-// key-reused...), for a client's program to branch on. The type is
-// about:blank, with the status phrase as title, unless
-// [WithProblemTypeBase] gives the base of your API's own type URIs;
-// docs/http.md describes each problem. The detail never holds the key or
-// the store's error.
+// Each error is matched with errors.As, so an error of the handler's that
+// wraps one is answered the same way. Every error response the package
+// writes is an RFC 9457 problem details document (Content-Type:
+// application/problem+json) with type, title, status, detail and the
+// extension member code, the problem's name (in-progress, key-reused...),
+// for a client's program to branch on. The type is about:blank, with the
+// status phrase as title, unless [WithProblemTypeBase] gives the base of
+// your API's own type URIs; docs/http.md describes each problem. The
+// detail never holds the key or the store's error.
 //
 // The handler's own errors are returned unchanged, after the middleware
 // has released the key, and Lambda reports them (API Gateway then answers
 // 502). An error made with idempotency.Uncertain is one of them: the key
-// is kept UNCERTAIN and its duplicates get the 409 above. To answer an
-// error of yours with a status of yours, wrap what Wrap returns; the
-// example does. Configuration errors of the middleware are returned
-// unchanged too.
+// is kept UNCERTAIN, and its duplicates get the answer to an
+// [*idempotency.UncertainError]. To answer an error of yours with a status
+// of yours, wrap what Wrap returns; the example does. Configuration errors
+// of the middleware are returned unchanged too.
 //
 // # Keys
 //

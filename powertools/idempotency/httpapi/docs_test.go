@@ -33,12 +33,12 @@ type answer struct {
 	code   string // "" for no problem document
 }
 
-// documented is how a docs table row is answered by the adapter: what
-// the handler returns, or a request header of its own, from a row's text.
-// Each row of the tables must match one, so that a row added to the docs
-// is checked too.
+// documented is how a row of the docs' table is answered by the adapter:
+// what the handler returns, or a request header of its own, from the
+// row's first cell, the error. Each row of the table must match one, so
+// that a row added to the docs is checked too.
 var documented = []struct {
-	row    string // a part of the row's text that tells it apart
+	row    string // a part of the row's first cell that tells it apart
 	errs   []error
 	header string // the Idempotency-Key header; "" for "k1"
 }{
@@ -46,19 +46,19 @@ var documented = []struct {
 	{row: "`*PayloadConflictError", errs: []error{&idempotency.PayloadConflictError{Key: "k"}}},
 	{row: "`*MissingKeyError", errs: []error{&idempotency.MissingKeyError{Expression: "order_id"}}},
 	{row: "`*InvalidEventError", errs: []error{&idempotency.InvalidEventError{Expression: "@", Err: errors.New("not JSON")}}},
-	{row: "`*UncertainError` with `Key` set", errs: []error{&idempotency.UncertainError{Key: "k"}}},
 	{row: "`*UncertainError{Key, LeaseEnd, Err}`", errs: []error{&idempotency.UncertainError{Key: "k"}}},
 	{row: "`*AbandonedError", errs: []error{&idempotency.AbandonedError{Key: "k"}}},
 	{row: "`*ResponseNotStoredError", errs: []error{&idempotency.ResponseNotStoredError{Key: "k"}}},
 	{row: "`*CorruptedRecordError", errs: []error{&idempotency.CorruptedRecordError{Key: "k"}}},
 	{row: "`Op` `acquire`", errs: []error{&idempotency.PersistenceError{Op: "acquire", Key: "k"}, &idempotency.PersistenceError{Op: "reclaim", Key: "k"}}},
-	{row: "`Op` `complete`", errs: []error{&idempotency.PersistenceError{Op: "complete", Key: "k", Err: &idempotency.CommitError{State: idempotency.CommitUnknown}}}},
-	{row: `Op: "complete"`, errs: []error{&idempotency.PersistenceError{Op: "complete", Key: "k", Err: &idempotency.CommitError{State: idempotency.CommitLeaseLost}}}},
-	{row: "`idempotency.Uncertain` ones included", errs: []error{errHandlerOwn, idempotency.Uncertain(errHandlerOwn)}},
+	{row: `Op: "complete"`, errs: []error{
+		&idempotency.PersistenceError{Op: "complete", Key: "k", Err: &idempotency.CommitError{State: idempotency.CommitLeaseLost}},
+		&idempotency.PersistenceError{Op: "complete", Key: "k", Err: &idempotency.CommitError{State: idempotency.CommitUnknown}},
+	}},
 	{row: "made with `idempotency.Uncertain`", errs: []error{idempotency.Uncertain(errHandlerOwn)}},
 	{row: "the handler's own error, unchanged", errs: []error{errHandlerOwn}},
 	{row: "refusal of the handler's staged writes", errs: []error{errHandlerOwn}},
-	{row: "header is ambiguous or malformed", header: "k1,k2"},
+	{row: "the adapter's own answer", header: "k1,k2"},
 }
 
 var errHandlerOwn = errors.New("card declined")
@@ -85,42 +85,39 @@ func answerTo(t *testing.T, err error, header string) answer {
 	return answer{status: resp.StatusCode, code: p.Code}
 }
 
-// TestDocumentedStatuses reads the HTTP statuses that docs/errors.md and
-// docs/http.md give each error, and checks them against what the adapter
-// answers: the two pages once disagreed on a handler's own Uncertain
-// error (503 in one, Lambda's 502 in the other), which the adapter
-// returns to Lambda.
+// TestDocumentedStatuses reads the HTTP status and problem code that
+// docs/errors.md gives each error, the one table of them that docs/http.md
+// and the package doc refer to, and checks them against what the adapter
+// answers, the handler's own Uncertain error included (returned to
+// Lambda, which API Gateway answers with 502).
 func TestDocumentedStatuses(t *testing.T) {
 	type check struct {
-		doc, row string
-		want     answer
+		row, error string // the row, and its first cell
+		want       answer
 	}
 	var checks []check
+	codeLink := regexp.MustCompile("\\[`([a-z-]+)`\\]")
 	for _, row := range table(t, "docs/errors.md", "| error | when | handler ran |") {
-		status, ok := documentedStatus(row[len(row)-1])
-		if ok {
-			checks = append(checks, check{"errors.md", strings.Join(row, " | "), answer{status: status}})
-		}
-	}
-	codeLink := regexp.MustCompile("^\\[`([a-z-]+)`\\]")
-	for _, row := range table(t, "docs/http.md", "| outcome | middleware error | status |") {
-		status, ok := documentedStatus(row[2])
+		cell := row[len(row)-1]
+		status, ok := documentedStatus(cell)
 		if !ok {
-			continue // the handler's response, or the stored one
+			continue // a configuration error: no request is answered
 		}
 		want := answer{status: status}
-		if m := codeLink.FindStringSubmatch(row[4]); m != nil {
+		if m := codeLink.FindStringSubmatch(cell); m != nil {
 			want.code = m[1]
+		} else if status != lambdaError {
+			t.Errorf("errors.md: the row %q gives a status without its problem code", strings.Join(row, " | "))
 		}
-		checks = append(checks, check{"http.md", strings.Join(row, " | "), want})
+		checks = append(checks, check{strings.Join(row, " | "), row[0], want})
 	}
-	if len(checks) < 20 {
-		t.Fatalf("read %d rows with a status from the two tables: has their layout changed?", len(checks))
+	if len(checks) < 14 {
+		t.Fatalf("read %d rows with a status from errors.md's table: has its layout changed?", len(checks))
 	}
 	for _, c := range checks {
 		found := false
 		for _, d := range documented {
-			if !strings.Contains(c.row, d.row) {
+			if !strings.Contains(c.error, d.row) {
 				continue
 			}
 			found = true
@@ -130,25 +127,23 @@ func TestDocumentedStatuses(t *testing.T) {
 			}
 			for _, err := range errs {
 				got := answerTo(t, err, d.header)
-				if got.status != c.want.status || (c.want.code != "" && got.code != c.want.code) {
-					t.Errorf("%s says %+v for %q, the adapter answers %v with %+v", c.doc, c.want, c.row, err, got)
+				if got != c.want {
+					t.Errorf("errors.md says %+v for %q, the adapter answers %v with %+v", c.want, c.row, err, got)
 				}
 			}
 			break
 		}
 		if !found {
-			t.Errorf("%s: the row %q matches no case of the test: add one", c.doc, c.row)
+			t.Errorf("errors.md: the row %q matches no case of the test: add one", c.row)
 		}
 	}
 }
 
-// documentedStatus reads a status cell: "409, `Retry-After`", "503
-// Service Unavailable", "yours" and "none: returned as the Lambda
-// error..." (lambdaError); ok is false for a cell with no status ("–",
-// "the handler's response").
+// documentedStatus reads a status cell: "409 [`in-progress`](...),
+// `Retry-After`", or "yours" (lambdaError); ok is false for a cell with
+// no status ("–").
 func documentedStatus(cell string) (status int, ok bool) {
-	switch {
-	case cell == "yours", strings.HasPrefix(cell, "none: returned as the Lambda error"):
+	if cell == "yours" {
 		return lambdaError, true
 	}
 	digits := cell[:len(cell)-len(strings.TrimLeft(cell, "0123456789"))]
