@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"context"
-	"crypto"
 	"fmt"
 
 	"github.com/gopowertools/lambda/internal/keyformat"
@@ -51,52 +50,6 @@ func (c Compatibility) String() string {
 		return "typescript"
 	}
 	return fmt.Sprintf("Compatibility(%d)", int(c))
-}
-
-// WithCompatibility makes the wrapper's keys and records those of a
-// Powertools for AWS Lambda runtime: [PowertoolsPython] or
-// [PowertoolsTypeScript]. Give the Go function the key expression, the
-// payload validation expression, the hash (see [WithHash]), the key prefix
-// and the table layout of the Powertools function whose records it
-// shares. A value other than the three constants is a [*ConfigError].
-//
-// Default: POWERTOOLS_IDEMPOTENCY_COMPATIBILITY (own, python or typescript,
-// in any case), else [OwnFormat].
-func WithCompatibility(c Compatibility) Option {
-	return func(o *options) { o.compat = c; o.set("WithCompatibility") }
-}
-
-// WithHash sets the hash of keys and payload hashes: crypto.MD5,
-// crypto.SHA1, crypto.SHA224, crypto.SHA256, crypto.SHA384 or
-// crypto.SHA512; another is a [*ConfigError]. In a compatibility mode, give
-// the hash the Powertools function was given (hash_function in Python,
-// hashFunction in TypeScript).
-//
-// Default: POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION (md5, sha1, sha224, sha256,
-// sha384 or sha512, as hashlib and Node's crypto name them), else SHA-256
-// in [OwnFormat] and MD5, Powertools' default, in its modes.
-func WithHash(h crypto.Hash) Option {
-	return func(o *options) { o.hash = h; o.set("WithHash") }
-}
-
-// WithPythonHandler gives, in [PowertoolsPython] mode, the module and
-// name of the Python handler whose records the Go handler shares, as
-// Python writes them (its __module__ and __qualname__): "app.lambda_handler"
-// for a handler setting of app.lambda_handler, "src.app.lambda_handler"
-// for src/app.lambda_handler. Powertools Python's key prefix is
-// "<function>.<handler>", the value of AWS_LAMBDA_FUNCTION_NAME, a dot and
-// this name, unless its key_prefix is set: then give that prefix with
-// [WithKeyPrefix] (or POWERTOOLS_IDEMPOTENCY_KEY_PREFIX) instead, which
-// wins. A [PowertoolsPython] handler with neither, and WithPythonHandler
-// given outright in another mode, are [*ConfigError]s (given in
-// [WithDefaults], it is ignored there). Not accepted by [WrapFunc], whose
-// prefix, "<function>.<name>", is already Python's: name it with the
-// Python function's "<module>.<qualname>".
-//
-// Default: POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER for a handler in
-// [PowertoolsPython] mode.
-func WithPythonHandler(name string) Option {
-	return func(o *options) { o.pythonHandler = name; o.set("WithPythonHandler") }
 }
 
 // compatContextKey is the context key of an invocation's compatibility.

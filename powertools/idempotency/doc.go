@@ -39,10 +39,9 @@
 // The first invocation with a key writes an IN_PROGRESS record holding a
 // lease, which ends at the context's deadline (the Lambda timeout) or after
 // [WithLease] without one, and carries a lease token unique to the
-// invocation (32 hex digits: a random half drawn once per process, and a
-// counter). It then decodes the event, runs the handler, encodes the
-// response once, stores it in a COMPLETE record that expires after
-// [WithExpiresAfter], and returns those bytes. An invocation whose lease has
+// invocation (32 hex digits of crypto/rand). It then decodes the event,
+// runs the handler, encodes the response once, stores it in a COMPLETE
+// record that expires after [WithExpiresAfter], and returns those bytes. An invocation whose lease has
 // ended cannot overwrite the record of the one that took its key over:
 // completion is conditioned on the token.
 //
@@ -60,42 +59,11 @@
 //
 // # Errors
 //
-// Besides the handler's own errors, an invocation can return one of the
-// types below, each with the failure's details as fields; match them with
-// errors.As or errors.AsType. docs/errors.md tables them: when each comes,
-// whether the handler ran, what becomes of the record, whether a retry
-// can succeed.
-//
-//   - [*InProgressError]: another invocation holds the key (and, with
-//     [WithWaitForInProgress], still held it when the wait ran out).
-//   - [*AbandonedError]: the invocation that held the key ended without
-//     completing, and [AbandonBlock] keeps the key locked.
-//   - [*PayloadConflictError]: payload validation is on
-//     ([WithPayloadValidation]) and this event's validated part differs
-//     from the stored one's, whether that record is COMPLETE or IN_PROGRESS.
-//   - [*MissingKeyError]: the event has no key and [WithKeyRequired] is on.
-//   - [*InvalidEventError]: the event is not JSON, an expression fails on
-//     it, or its names could be read two ways (see docs/security.md); for
-//     [WrapFunc], the argument cannot be encoded faithfully. Nothing is
-//     stored; the handler is not run.
-//   - [*ResponseNotStoredError]: the first invocation succeeded but its
-//     response was too large to store.
-//   - [*CorruptedRecordError]: the stored record cannot be read; the
-//     handler is not run.
-//   - [*PersistenceError]: the store failed before the handler ran (which
-//     it then does not), or could not commit the handler's staged writes
-//     (a [*CommitError]). It unwraps to the store's error.
-//   - [*UncertainError]: an earlier invocation's handler returned an error
-//     made with [Uncertain], and the outcome has not been reconciled (see
-//     [WithReconcile]); the handler is not run.
-//   - [*ConfigError]: from [New] (and as the panic value of [Wrap] and
-//     [WrapFunc]) for an invalid option or
-//     environment variable, which it names.
-//
-// A store that commits the handler's staged writes with the record (an
-// [Invoker], such as github.com/gopowertools/lambda/dynamo.Store) and
-// refuses them returns its reason, which the invocation returns as the
-// handler's own error; the key is released. See docs/exactly-once.md.
+// Besides the handler's own errors, which are returned unchanged, an
+// invocation returns one of the package's error types, each with the
+// failure's details as fields; match them with errors.As or
+// errors.AsType. docs/errors.md is their one table: when each comes,
+// whether the handler ran, what becomes of the record, what a caller does.
 //
 // # What is stored
 //
@@ -103,48 +71,14 @@
 // encoded response (COMPLETE only), and the payload hash when validation is
 // on. The event itself is never stored.
 //
-// # Environment
+// # Settings
 //
-// Read once, when a wrapper is built; an option given in code wins, and an
-// invalid value is a [*ConfigError] naming the variable:
-//
-//   - POWERTOOLS_IDEMPOTENCY_DISABLED: 1, t, true, y, yes or on (any case)
-//     runs handlers directly; 0, f, false, n, no or off does not. Switched
-//     off, by the variable or [WithDisabled], the package logs a warning
-//     once per process unless POWERTOOLS_DEV is true.
-//   - POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH: the handler's key expression.
-//   - POWERTOOLS_IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH: the handler's
-//     payload validation expression.
-//   - POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER: a Go duration, such as 1h.
-//   - POWERTOOLS_IDEMPOTENCY_KEY_PREFIX: the handler's key prefix.
-//   - POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS: a boolean; see
-//     [WithWaitForInProgress].
-//   - POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY: retry, block or uncertain; see
-//     [WithAbandonPolicy].
-//   - POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE: a Go duration; see
-//     [WithLeaseBeyondDeadline].
-//   - AWS_LAMBDA_FUNCTION_NAME: the handler's key prefix when no other is set.
-//   - POWERTOOLS_IDEMPOTENCY_COMPATIBILITY: own, python or typescript (any
-//     case); see [WithCompatibility].
-//   - POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION: md5, sha1, sha224, sha256,
-//     sha384 or sha512; see [WithHash].
-//   - POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER: in python mode, the Python
-//     handler that the handler's key prefix names; see [WithPythonHandler].
-//   - POWERTOOLS_IDEMPOTENCY_METRICS: true (the spellings above) writes a
-//     handler's metrics to standard output ([WithMetrics]), unless
-//     POWERTOOLS_METRICS_DISABLED is true; POWERTOOLS_METRICS_NAMESPACE
-//     is their namespace ([WithMetricsNamespace]).
-//   - POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME: true logs a record per
-//     invocation of a handler ([WithOutcomeLog]).
-//
-// # Metrics and logs
-//
-// Off by default. [WithMetrics] writes a CloudWatch embedded metric format
-// document per invocation: a count of its [Outcome], its time in the
-// middleware and, for a replay, the age of the response, with the function
-// and key prefix as dimensions. [WithOutcomeLog] logs a record per
-// invocation with the outcome and the key. Both are told before the
-// function of [WithObserver], which still is. See docs/operations.md.
+// Each setting is an [Option], whose doc comment gives its default, and
+// some can be given by an environment variable instead, read once when
+// the wrapper is built. docs/configuration.md lists them, with the one
+// order in which options and variables apply (see [Option]). Metrics and
+// a log line per invocation ([WithMetrics], [WithOutcomeLog]) are off by
+// default; they and [WithObserver] hear of each invocation's [Outcome].
 //
 // # Zero values
 //

@@ -2,8 +2,9 @@ package idempotency
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -227,64 +228,6 @@ func (e *engine) leaseEnd(ctx context.Context, now time.Time) time.Time {
 	return now.Add(e.lease)
 }
 
-// duplicate answers an invocation whose key is held by the live record
-// existing. A payload conflict is reported first, whatever the record's
-// state: a different request reusing a key is a client bug worth
-// surfacing even while the first request is still running. again reports
-// that the key may be free now (see inProgress).
-func (e *engine) duplicate(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) (res result, err error, again bool) {
-	key := existing.Key
-	switch existing.Status {
-	case StatusComplete:
-		e.cache.put(existing)
-		res, err = e.replay(ctx, existing, hash)
-		return res, err, false
-	case StatusUncertain:
-		res, err = e.resolve(ctx, existing, hash, payload, fn, now)
-		return res, err, false
-	case StatusInProgress:
-		if err := e.checkPayload(key, existing, hash); err != nil {
-			return result{key: key, outcome: OutcomeConflict}, err, false
-		}
-		return e.inProgress(ctx, existing, hash, payload, fn, now)
-	}
-	return result{key: key, outcome: OutcomeStoreError}, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}, false
-}
-
-// replay returns the response stored in rec, a COMPLETE record, after
-// checking the payload. An error of the replay hook is a replay's.
-func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, error) {
-	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
-	if err := e.checkPayload(rec.Key, rec, hash); err != nil {
-		return result{key: rec.Key, outcome: OutcomeConflict}, err
-	}
-	if rec.ResponseOmitted {
-		res.outcome = OutcomeNotStored
-		return res, &ResponseNotStoredError{Key: rec.Key, Reason: rec.ResponseOmittedReason}
-	}
-	if e.replayHook == nil {
-		res.response = rec.Response
-		return res, nil
-	}
-	var err error
-	res.response, err = e.replayHook(ctx, rec)
-	return res, err
-}
-
-// replayFunc is a replay hook on encoded responses: it returns the response
-// a replay of rec returns.
-type replayFunc func(ctx context.Context, rec *Record) ([]byte, error)
-
-// checkPayload compares the stored payload hash with the event's. A record
-// stored before validation was turned on has no hash and conflicts: the
-// middleware cannot tell that it was the same request.
-func (e *engine) checkPayload(key string, rec *Record, hash string) error {
-	if e.validation == nil || rec.PayloadHash == hash {
-		return nil
-	}
-	return &PayloadConflictError{Key: key, StoredHash: rec.PayloadHash, EventHash: hash}
-}
-
 // own runs fn while holding the lease l, then completes or releases the
 // record, or keeps it UNCERTAIN when fn says its outcome is unknown.
 func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) (result, error) {
@@ -383,4 +326,204 @@ func missing(v any, multi bool) bool {
 		return len(v) == 0
 	}
 	return false
+}
+
+// hold keeps the key of a handler whose outcome is uncertain: the record
+// becomes UNCERTAIN, with its lease token and no lease, until it expires or
+// is reconciled. The handler's staged writes, if any, are not committed:
+// the store commits them only with a COMPLETE record.
+func (e *engine) hold(ctx context.Context, l *lease) {
+	rec := &l.rec
+	*rec = Record{
+		Key:         rec.Key,
+		Status:      StatusUncertain,
+		Expiry:      e.now().Add(e.expiresAfter),
+		LeaseToken:  rec.LeaseToken,
+		PayloadHash: rec.PayloadHash,
+	}
+	if err := e.store.Complete(ctx, rec); err != nil {
+		e.log().ErrorContext(ctx, "idempotency: could not mark the outcome UNCERTAIN; the key stays IN_PROGRESS until the lease ends, and the handler RUNS AGAIN after it", "key", rec.Key, "lease_end", l.leaseEnd, "error", err)
+	}
+}
+
+// invocation returns the context the handler runs with: ctx with the key
+// of l, and with a staging place when the store has one.
+func (e *engine) invocation(ctx context.Context, l *lease) context.Context {
+	if e.invoker != nil {
+		ctx = e.invoker.NewInvocation(ctx)
+	}
+	return withKey(ctx, l.rec.Key)
+}
+
+// writeContext is the context for the writes after the handler: they are
+// made even when the invocation's context is done, because the effect has
+// happened, and a record of it is worth more than promptness. That holds
+// for a context still live too: its deadline can pass while the write is
+// on its way, and a cancelled COMPLETE leaves the key to the next
+// duplicate (dynamo's TestDeadlineDuringComplete).
+func writeContext(ctx context.Context) context.Context {
+	return context.WithoutCancel(ctx)
+}
+
+// complete stores resp as the key's response, or no response when omitted
+// (a success whose result could not be encoded). Once the handler has
+// succeeded, a failure to store its response is logged, not returned: the
+// caller would retry, and rerun an effect that has already happened. The
+// exception is a store that commits the handler's staged writes with the
+// record ([Invoker]): when it reports that they were not committed, or
+// that it cannot tell (a [*CommitError]), the effect did not happen, or
+// may not have, and saying it did would be a lie.
+func (e *engine) complete(ctx context.Context, l *lease, resp []byte, omitted bool) (Outcome, error) {
+	rec := &l.rec
+	now := e.now()
+	*rec = Record{
+		Key:             rec.Key,
+		Status:          StatusComplete,
+		Expiry:          now.Add(e.expiresAfter),
+		LeaseToken:      rec.LeaseToken,
+		Response:        resp,
+		ResponseOmitted: omitted,
+		PayloadHash:     rec.PayloadHash,
+		CompletedAt:     now,
+	}
+	if omitted {
+		rec.ResponseOmittedReason = ReasonNotEncoded
+	}
+	err := e.store.Complete(ctx, rec)
+	if errors.Is(err, ErrRecordTooLarge) {
+		// The store says why: the item limit, or a wrapper's offload or
+		// encryption that failed (responsestore's *ResponseError).
+		why := err
+		rec.Response, rec.ResponseOmitted, rec.ResponseOmittedReason = nil, true, notStoredReason(err)
+		if err = e.store.Complete(ctx, rec); err == nil {
+			e.log().WarnContext(ctx, "idempotency: the response could not be stored; duplicates get ResponseNotStoredError", "key", rec.Key, "size", len(resp), "reason", rec.ResponseOmittedReason, "error", why)
+		}
+	}
+	if err != nil {
+		err = e.completeAgain(ctx, rec, l.leaseEnd, err)
+	}
+	if err == nil {
+		e.cache.put(rec)
+		return OutcomeNew, nil
+	}
+	if commit, ok := errors.AsType[*CommitError](err); ok {
+		return e.notCommitted(ctx, l, commit)
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the handler finished; another invocation took the key, so the effect may have run twice", "key", rec.Key)
+		return OutcomeLeaseLost, nil
+	}
+	e.log().ErrorContext(ctx, "idempotency: could not store the response; duplicates get InProgressError until the lease ends, then run again", "key", rec.Key, "error", err)
+	return OutcomeNew, nil
+}
+
+// notStoredReason is why the store refused a response, err matching
+// [ErrRecordTooLarge]: its NotStoredReason, else [ReasonTooLarge].
+func notStoredReason(err error) string {
+	if r, ok := errors.AsType[interface {
+		error
+		NotStoredReason() string
+	}](err); ok {
+		return r.NotStoredReason()
+	}
+	return ReasonTooLarge
+}
+
+// notCommitted ends an invocation whose staged writes and COMPLETE record
+// the store did not commit, or cannot tell whether it did.
+func (e *engine) notCommitted(ctx context.Context, l *lease, commit *CommitError) (Outcome, error) {
+	key := l.rec.Key
+	switch commit.State {
+	case CommitRefused:
+		// The handler's own writes were refused: the handler failed, so
+		// the key is released for a retry, as after any handler error.
+		e.release(ctx, l)
+		return OutcomeReleased, commit.Err
+	case CommitLeaseLost:
+		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the commit: NOTHING WAS COMMITTED, neither the handler's staged writes nor its response; another invocation holds the key", "key", key, "error", commit)
+		return OutcomeLeaseLost, &PersistenceError{Op: "complete", Key: key, Err: commit}
+	default:
+		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", key, "error", commit)
+	}
+	return OutcomeStoreError, &PersistenceError{Op: "complete", Key: key, Err: commit}
+}
+
+// release deletes the IN_PROGRESS record so that a retry can run the
+// handler. If that fails the lease still ends on its own.
+func (e *engine) release(ctx context.Context, l *lease) {
+	if err := e.store.Release(ctx, l.rec.Key, l.rec.LeaseToken); err != nil {
+		e.log().ErrorContext(ctx, "idempotency: could not release the key; it stays blocked until the lease ends", "key", l.rec.Key, "lease_end", l.leaseEnd, "error", err)
+	}
+}
+
+// completeRetryDelays are the waits before each further attempt at a
+// COMPLETED write that failed for a reason that may pass (throttling, a
+// server error, a broken connection). The store's client has retried
+// already (the AWS SDK makes three attempts within about a second), but a
+// success whose record is never written is the one case where the effect
+// runs again once the lease ends: a few more attempts, spread over two
+// seconds, are cheap next to that.
+var completeRetryDelays = [...]time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second}
+
+// completeRetryMargin is the least time the lease must have left after a
+// wait for one more attempt to be made: the response must still reach
+// Lambda before the invocation's deadline, or the caller sees a timeout and
+// retries anyway.
+const completeRetryMargin = 500 * time.Millisecond
+
+// completeAgain makes further attempts at the COMPLETED write of rec after
+// the first failed with err, while the failure is one that may pass and the
+// lease, which ends at leaseEnd, leaves time. A retry is safe whatever
+// became of the earlier attempts: the write is conditioned on the lease
+// token, and rewriting a record COMPLETED with the same token succeeds (the
+// Store contract). It returns nil once an attempt succeeds, else the last
+// error.
+//
+// The lease ends at the invocation's deadline, a time of the real clock,
+// so the time left is measured on that clock.
+func (e *engine) completeAgain(ctx context.Context, rec *Record, leaseEnd time.Time, err error) error {
+	for _, wait := range completeRetryDelays {
+		if !mayPass(err) || until(ctx, leaseEnd) < wait+completeRetryMargin {
+			return err
+		}
+		e.log().WarnContext(ctx, "idempotency: could not store the response; trying again", "key", rec.Key, "wait", wait, "error", err)
+		sleep(ctx, wait) // ctx is writeContext's: never done
+		if err = e.store.Complete(ctx, rec); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// mayPass reports whether another attempt at a COMPLETED write could
+// succeed after err. The typed outcomes are final: the lease is lost, the
+// record is too large, a commit of staged writes was refused or its outcome
+// is unknown (each has its own handling in complete).
+func mayPass(err error) bool {
+	_, commit := errors.AsType[*CommitError](err)
+	_, corrupted := errors.AsType[*CorruptedRecordError](err)
+	return !commit && !corrupted && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrRecordTooLarge)
+}
+
+// lease is what one invocation holds while it owns a key.
+//
+// The record is IN_PROGRESS as Acquire (or Reclaim) wrote it, then becomes
+// in place the COMPLETE (or UNCERTAIN) record given to Complete: a Store
+// keeps no *Record it is given (see [Store]), so one record serves both
+// writes.
+type lease struct {
+	rec      Record
+	leaseEnd time.Time // rec's lease end, which the final record does not carry
+}
+
+// newLeaseToken returns a new lease token, unique to the invocation: 32
+// lowercase hex digits of crypto/rand, the form the records hold.
+// Complete and Release are conditioned on it, so that an invocation whose
+// lease ended cannot touch the record of the one that took the key over,
+// and Acquire takes a live INPROGRESS record carrying its own token for an
+// earlier try of the same request.
+func newLeaseToken() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails: since Go 1.24 it crashes the program instead
+	return hex.EncodeToString(b[:])
 }

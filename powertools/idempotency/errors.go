@@ -192,3 +192,125 @@ func (e *ConfigError) Error() string {
 }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
+
+// AbandonedError is returned, under [AbandonBlock], to a duplicate of a
+// key whose invocation ended at Deadline without completing or releasing
+// it: its effect may have happened, so the key stays locked until Expiry,
+// or until an operator deletes the record. The handler is not run.
+type AbandonedError struct {
+	Key      string
+	Deadline time.Time
+	Expiry   time.Time
+}
+
+func (e *AbandonedError) Error() string {
+	return fmt.Sprintf("idempotency: the invocation holding key %q ended at %s without completing; the key is locked until %s",
+		e.Key, e.Deadline.UTC().Format(time.RFC3339Nano), e.Expiry.UTC().Format(time.RFC3339Nano))
+}
+
+// UncertainError says that an effect may or may not have happened, such as
+// a charge whose request timed out after the provider received it.
+//
+// A handler returns one, made with [Uncertain], to keep its key: the record
+// becomes UNCERTAIN instead of being released, and the handler is not run
+// again for that key until the outcome is known. The handler's caller gets
+// the handler's error unchanged.
+//
+// A duplicate of an UNCERTAIN key gets an UncertainError with Key set. With
+// [WithReconcile], the duplicate first asks the reconcile function, and gets
+// an UncertainError only when it cannot tell (Err is then its error) or
+// another invocation is reconciling the key (until LeaseEnd).
+type UncertainError struct {
+	// Key is the idempotency key; "" on the error a handler returns.
+	Key string
+	// LeaseEnd is when the invocation reconciling the key gives it up, or
+	// zero.
+	LeaseEnd time.Time
+	// Err is the cause: the handler's error, or the reconcile function's.
+	Err error
+}
+
+// Uncertain marks err as an uncertain outcome (see [UncertainError]). A nil
+// err stays nil.
+func Uncertain(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UncertainError{Err: err}
+}
+
+func (e *UncertainError) Error() string {
+	msg := "idempotency: uncertain outcome"
+	if e.Key != "" {
+		msg = fmt.Sprintf("idempotency: the outcome for key %q is uncertain and must be reconciled", e.Key)
+	}
+	if !e.LeaseEnd.IsZero() {
+		msg += fmt.Sprintf(" (being reconciled until %s)", e.LeaseEnd.UTC().Format(time.RFC3339Nano))
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *UncertainError) Unwrap() error { return e.Err }
+
+// CommitError is what the Complete of a Store that commits an invocation's
+// staged writes with its COMPLETE record (an [Invoker]) returns when they
+// were not committed, or when it cannot tell whether they were. The
+// middleware acts on State, and Err is why.
+type CommitError struct {
+	Key   string
+	State CommitState
+	Err   error
+}
+
+// CommitState is what became of an invocation's staged writes and its
+// COMPLETE record when they could not be committed.
+type CommitState int
+
+const (
+	// CommitRefused: the staged writes were refused (a condition of the
+	// handler's failed, a limit was passed) and nothing was committed.
+	// The middleware releases the key and returns Err to the caller as
+	// the handler's own error: the handler failed.
+	CommitRefused CommitState = iota + 1
+	// CommitLeaseLost: another invocation holds the key, so nothing was
+	// committed. The middleware leaves that invocation's record alone and
+	// returns a [*PersistenceError].
+	CommitLeaseLost
+	// CommitUnknown: the request failed and the record could not be read
+	// back. The record tells later: COMPLETE if the writes were
+	// committed, IN_PROGRESS until its lease ends if not. The middleware
+	// keeps it and returns a [*PersistenceError].
+	CommitUnknown
+)
+
+func (s CommitState) String() string {
+	switch s {
+	case CommitRefused:
+		return "refused"
+	case CommitLeaseLost:
+		return "lease lost"
+	case CommitUnknown:
+		return "unknown"
+	}
+	return fmt.Sprintf("CommitState(%d)", int(s))
+}
+
+func (e *CommitError) Error() string {
+	var what string
+	switch e.State {
+	case CommitRefused:
+		what = "the staged writes were refused; nothing was committed"
+	case CommitLeaseLost:
+		what = "the lease was lost; nothing was committed"
+	case CommitUnknown:
+		what = "unknown whether the staged writes and the record were committed"
+	default:
+		what = e.State.String()
+	}
+	return fmt.Sprintf("idempotency: complete %q: %s: %v", e.Key, what, e.Err)
+}
+
+func (e *CommitError) Unwrap() error { return e.Err }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"sync"
 )
 
 // Handler is an idempotent Lambda handler: pass it to lambda.Start from
@@ -130,43 +129,16 @@ func (e *engine) decodeEvent(payload []byte, in any) error {
 	return nil
 }
 
-// encoder is a reusable JSON encoder. It writes into a slice of its own for
-// each response, so the response is copied once, from json's buffer into the
-// slice it is returned in, rather than into a pooled buffer and out again.
-type encoder struct {
-	out []byte
-	enc *json.Encoder
-}
-
-// Write keeps what the encoder writes: one call per value, since
-// json.Encoder writes each encoded value whole.
-func (e *encoder) Write(p []byte) (int, error) {
-	e.out = append(e.out, p...)
-	return len(p), nil
-}
-
-// encoders recycles encoders: a response is encoded on every first call.
-// A pooled encoder holds no response bytes, only its settings.
-var encoders = sync.Pool{New: func() any {
-	e := new(encoder)
-	e.enc = json.NewEncoder(e)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
-
 // encode encodes v as aws-lambda-go encodes a response. A failure is an
 // *encodeError: the user's code has succeeded by then.
 func encode(v any) ([]byte, error) {
-	e := encoders.Get().(*encoder)
-	defer encoders.Put(e)
-	e.out = nil
-	err := e.enc.Encode(v)
-	out := e.out
-	e.out = nil
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, &encodeError{err: err}
 	}
-	return bytes.TrimSuffix(out, []byte("\n")), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // decodeStored decodes the response of a replay into Out: a stored

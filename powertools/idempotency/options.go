@@ -2,8 +2,10 @@ package idempotency
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -260,4 +262,217 @@ func WithDisallowUnknownFields(disallow bool) Option {
 // any case, turns it off), else enabled.
 func WithDisabled(disabled bool) Option {
 	return func(o *options) { o.disabled = disabled; o.set("WithDisabled") }
+}
+
+// WithAbandonPolicy sets what becomes of a key whose invocation ended
+// without completing or releasing it: see [AbandonPolicy].
+//
+// Under [AbandonBlock] and [AbandonUncertain] the IN_PROGRESS record's
+// lease lasts until it expires, so that no store hands the key over, and
+// the record keeps the invocation's deadline ([Record.Deadline]) to tell a
+// holder that is running from one that is gone. A record is taken for
+// abandoned [AbandonGrace] after that deadline: Lambda has stopped the
+// invocation by then, and a write it sent just before has landed.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY (retry, block or
+// uncertain), else [AbandonRetry].
+func WithAbandonPolicy(p AbandonPolicy) Option {
+	return func(o *options) { o.abandon = p; o.set("WithAbandonPolicy") }
+}
+
+// WithWaitForInProgress makes a duplicate that meets a live IN_PROGRESS
+// record wait for it instead of failing at once with an
+// [*InProgressError]: it reads the record again, with a consistent read,
+// after 50 ms, then after twice as long each time (give or take a quarter,
+// so that duplicates spread out), so a wait of N seconds makes about
+// log2(20N) reads. When the first invocation completes, the duplicate
+// returns its stored response; when it fails (its record released) or its
+// lease ends, the duplicate takes the key and runs the handler itself.
+// The wait never goes past the duplicate's own deadline less a second
+// (without a deadline, the [WithLease] duration): then it returns the
+// [*InProgressError], with the holder's lease end.
+//
+// An API client that retries a slow request gets its response instead of
+// an error, and an SQS duplicate in the same batch is not sent back to the
+// queue. The wait costs the duplicate's running time: keep it off for
+// functions whose duplicates come long after the first.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS (a boolean), else
+// false.
+func WithWaitForInProgress(wait bool) Option {
+	return func(o *options) { o.wait = wait; o.set("WithWaitForInProgress") }
+}
+
+// WithLeaseBeyondDeadline makes an invocation's lease last d past its
+// deadline, for a handler that hands its effect to something that can
+// finish after the invocation has ended: a duplicate meanwhile gets an
+// [*InProgressError] (or waits) instead of running the effect again. The
+// price: a key whose invocation crashed stays blocked d longer, and under
+// [AbandonBlock] and [AbandonUncertain] the invocation counts as abandoned
+// only [AbandonGrace] after its deadline plus d. It must not be negative.
+//
+// Default: POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE (a Go duration),
+// else 0.
+func WithLeaseBeyondDeadline(d time.Duration) Option {
+	return func(o *options) { o.leaseBeyond = d; o.set("WithLeaseBeyondDeadline") }
+}
+
+// WithReconcile sets how an UNCERTAIN key (see [Uncertain]) is resolved:
+// the next duplicate takes the record over under a lease, so that two
+// invocations never reconcile one key at once, and calls fn with the key.
+// fn asks the downstream, by that key (the one the handler passed on, from
+// [KeyFromContext]), what happened:
+//
+//   - it happened: return its result and true. The record becomes COMPLETE
+//     with that result, encoded as the handler's would be, and the
+//     duplicate gets it; the handler does not run.
+//   - it did not: return false. The handler runs, once, under the same
+//     lease, as on a first call.
+//   - it cannot tell: return an error. The record stays UNCERTAIN and the
+//     duplicate gets an [*UncertainError] wrapping the error.
+//
+// Out must be the wrapped handler's (or function's) Out; otherwise
+// building the wrapper fails with a [*ConfigError], rather than every duplicate failing to decode the
+// reconciled result for the whole expiry window. (Go cannot check the type
+// when the code compiles: an option does not know the handler's types.)
+//
+// Default: none: an UNCERTAIN key is resolved by an operator, who deletes
+// the record (the next duplicate runs the handler) once the downstream
+// says the effect did not happen, or lets it expire.
+func WithReconcile[Out any](fn func(ctx context.Context, key string) (result Out, happened bool, err error)) Option {
+	return func(o *options) {
+		if fn == nil {
+			o.reconcile, o.reconcileOut = nil, nil
+			return
+		}
+		o.set("WithReconcile")
+		o.reconcileOut = reflect.TypeFor[Out]()
+		o.reconcile = func(ctx context.Context, key string) ([]byte, bool, error) {
+			out, happened, err := fn(ctx, key)
+			if err != nil || !happened {
+				return nil, false, err
+			}
+			resp, err := encode(out)
+			return resp, true, unwrapEncode(err)
+		}
+	}
+}
+
+// WithCompatibility makes the wrapper's keys and records those of a
+// Powertools for AWS Lambda runtime: [PowertoolsPython] or
+// [PowertoolsTypeScript]. Give the Go function the key expression, the
+// payload validation expression, the hash (see [WithHash]), the key prefix
+// and the table layout of the Powertools function whose records it
+// shares. A value other than the three constants is a [*ConfigError].
+//
+// Default: POWERTOOLS_IDEMPOTENCY_COMPATIBILITY (own, python or typescript,
+// in any case), else [OwnFormat].
+func WithCompatibility(c Compatibility) Option {
+	return func(o *options) { o.compat = c; o.set("WithCompatibility") }
+}
+
+// WithHash sets the hash of keys and payload hashes: crypto.MD5,
+// crypto.SHA1, crypto.SHA224, crypto.SHA256, crypto.SHA384 or
+// crypto.SHA512; another is a [*ConfigError]. In a compatibility mode, give
+// the hash the Powertools function was given (hash_function in Python,
+// hashFunction in TypeScript).
+//
+// Default: POWERTOOLS_IDEMPOTENCY_HASH_FUNCTION (md5, sha1, sha224, sha256,
+// sha384 or sha512, as hashlib and Node's crypto name them), else SHA-256
+// in [OwnFormat] and MD5, Powertools' default, in its modes.
+func WithHash(h crypto.Hash) Option {
+	return func(o *options) { o.hash = h; o.set("WithHash") }
+}
+
+// WithPythonHandler gives, in [PowertoolsPython] mode, the module and
+// name of the Python handler whose records the Go handler shares, as
+// Python writes them (its __module__ and __qualname__): "app.lambda_handler"
+// for a handler setting of app.lambda_handler, "src.app.lambda_handler"
+// for src/app.lambda_handler. Powertools Python's key prefix is
+// "<function>.<handler>", the value of AWS_LAMBDA_FUNCTION_NAME, a dot and
+// this name, unless its key_prefix is set: then give that prefix with
+// [WithKeyPrefix] (or POWERTOOLS_IDEMPOTENCY_KEY_PREFIX) instead, which
+// wins. A [PowertoolsPython] handler with neither, and WithPythonHandler
+// given outright in another mode, are [*ConfigError]s (given in
+// [WithDefaults], it is ignored there). Not accepted by [WrapFunc], whose
+// prefix, "<function>.<name>", is already Python's: name it with the
+// Python function's "<module>.<qualname>".
+//
+// Default: POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER for a handler in
+// [PowertoolsPython] mode.
+func WithPythonHandler(name string) Option {
+	return func(o *options) { o.pythonHandler = name; o.set("WithPythonHandler") }
+}
+
+// WithObserver sets a function told the outcome of every invocation, after
+// it ends and before its result is returned: a place for metrics and logs
+// that the middleware should not decide on. It runs on the invocation's
+// goroutine, so it should be quick; it cannot change the result. A
+// disabled wrapper (see [WithDisabled]) tells it nothing. The built-in
+// metrics and log ([WithMetrics], [WithOutcomeLog]) are told first.
+//
+// Default: none.
+func WithObserver(fn func(ctx context.Context, o Observation)) Option {
+	return func(o *options) { o.observer = fn; o.set("WithObserver") }
+}
+
+// WithMetrics writes to w, after each invocation, one CloudWatch embedded
+// metric format (EMF) document: a line of JSON, written with one Write
+// call, from which CloudWatch Logs makes metrics when w is the function's
+// standard output. The document counts the invocation under its outcome
+// (IdempotencyNew, IdempotencyReplayed, IdempotencyInProgress, ...: one
+// metric per [Outcome], see docs/operations.md) and gives, in
+// milliseconds, its time in the middleware, the handler's included
+// (IdempotencyInvocationDuration), the handler's own time when it ran
+// (IdempotencyHandlerDuration), and for a replay the age of the replayed
+// response (IdempotencyReplayAge). Its dimensions are FunctionName
+// (AWS_LAMBDA_FUNCTION_NAME, left out when unset) and KeyPrefix; never the
+// key, each of whose values would be a metric of its own. Its namespace is
+// [WithMetricsNamespace]'s.
+//
+// Writes to w are made one at a time, so w need not be safe for concurrent
+// use; a failed write is logged as a warning. A function wrapper writes a
+// document per call. nil turns metrics off.
+//
+// Default: for a handler, os.Stdout when POWERTOOLS_IDEMPOTENCY_METRICS is
+// true (1, t, true, y, yes or on, in any case); off when it is false or
+// unset, or when POWERTOOLS_METRICS_DISABLED, Powertools' switch for all
+// its metrics, is true. Only the option given outright wins over
+// POWERTOOLS_METRICS_DISABLED.
+func WithMetrics(w io.Writer) Option {
+	return func(o *options) { o.metrics = w; o.set("WithMetrics") }
+}
+
+// WithMetricsNamespace sets the CloudWatch namespace of the metrics of
+// [WithMetrics]: 1 to 255 letters, digits, spaces and . - _ / # :, not
+// starting with "AWS/". Another is a [*ConfigError] when metrics are on.
+//
+// Default: POWERTOOLS_METRICS_NAMESPACE, the namespace of the Metrics
+// utility of Powertools for AWS Lambda, else "default_namespace", as in its
+// TypeScript version.
+func WithMetricsNamespace(namespace string) Option {
+	return func(o *options) { o.namespace = namespace; o.set("WithMetricsNamespace") }
+}
+
+// WithOutcomeLog logs, with the wrapper's logger ([WithLogger]), one record
+// per invocation that says how it ended, with the message
+// "idempotency: invocation" and the attributes outcome (an [Outcome]),
+// key_prefix, key (when there was one), duration (the time in the
+// middleware, the handler's included), replay_age (for a replay whose
+// record says when it was stored) and error (the caller's, when there was
+// one). The level is info for an invocation without an error, error for
+// OutcomeLeaseLost, OutcomeAbandoned and OutcomeStoreError, which need an
+// operator, and warn for the others.
+//
+// The key is logged because it is how an operator finds the record; the
+// package logs it already with its warnings and errors. It is the prefix
+// and a SHA-256 hash of the selected value, not the value itself, but a
+// value with few possibilities (an e-mail address, a card's last four
+// digits) can be found from its hash by trying them: treat it as a
+// pseudonym, as the table's own records are.
+//
+// Default: for a handler, POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME (1, t, true,
+// y, yes or on, in any case, turns it on), else off.
+func WithOutcomeLog(on bool) Option {
+	return func(o *options) { o.outcomeLog = on; o.set("WithOutcomeLog") }
 }

@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"time"
 
@@ -84,18 +83,6 @@ type Observation struct {
 	// stored ([Record.CompletedAt]): the replay's age is the time since.
 	// Zero otherwise, and for records that do not say.
 	CompletedAt time.Time
-}
-
-// WithObserver sets a function told the outcome of every invocation, after
-// it ends and before its result is returned: a place for metrics and logs
-// that the middleware should not decide on. It runs on the invocation's
-// goroutine, so it should be quick; it cannot change the result. A
-// disabled wrapper (see [WithDisabled]) tells it nothing. The built-in
-// metrics and log ([WithMetrics], [WithOutcomeLog]) are told first.
-//
-// Default: none.
-func WithObserver(fn func(ctx context.Context, o Observation)) Option {
-	return func(o *options) { o.observer = fn; o.set("WithObserver") }
 }
 
 // observers makes the one observer of an engine: the metrics and the
@@ -208,44 +195,6 @@ const (
 	defaultMetricsNamespace = "default_namespace"
 )
 
-// WithMetrics writes to w, after each invocation, one CloudWatch embedded
-// metric format (EMF) document: a line of JSON, written with one Write
-// call, from which CloudWatch Logs makes metrics when w is the function's
-// standard output. The document counts the invocation under its outcome
-// (IdempotencyNew, IdempotencyReplayed, IdempotencyInProgress, ...: one
-// metric per [Outcome], see docs/operations.md) and gives, in
-// milliseconds, its time in the middleware, the handler's included
-// (IdempotencyInvocationDuration), the handler's own time when it ran
-// (IdempotencyHandlerDuration), and for a replay the age of the replayed
-// response (IdempotencyReplayAge). Its dimensions are FunctionName
-// (AWS_LAMBDA_FUNCTION_NAME, left out when unset) and KeyPrefix; never the
-// key, each of whose values would be a metric of its own. Its namespace is
-// [WithMetricsNamespace]'s.
-//
-// Writes to w are made one at a time, so w need not be safe for concurrent
-// use; a failed write is logged as a warning. A function wrapper writes a
-// document per call. nil turns metrics off.
-//
-// Default: for a handler, os.Stdout when POWERTOOLS_IDEMPOTENCY_METRICS is
-// true (1, t, true, y, yes or on, in any case); off when it is false or
-// unset, or when POWERTOOLS_METRICS_DISABLED, Powertools' switch for all
-// its metrics, is true. Only the option given outright wins over
-// POWERTOOLS_METRICS_DISABLED.
-func WithMetrics(w io.Writer) Option {
-	return func(o *options) { o.metrics = w; o.set("WithMetrics") }
-}
-
-// WithMetricsNamespace sets the CloudWatch namespace of the metrics of
-// [WithMetrics]: 1 to 255 letters, digits, spaces and . - _ / # :, not
-// starting with "AWS/". Another is a [*ConfigError] when metrics are on.
-//
-// Default: POWERTOOLS_METRICS_NAMESPACE, the namespace of the Metrics
-// utility of Powertools for AWS Lambda, else "default_namespace", as in its
-// TypeScript version.
-func WithMetricsNamespace(namespace string) Option {
-	return func(o *options) { o.namespace = namespace; o.set("WithMetricsNamespace") }
-}
-
 // writeMetrics writes the document of an invocation that ended at now:
 // its outcome's count, its durations and, for a replay, the age of the
 // response.
@@ -266,29 +215,6 @@ func (e *engine) writeMetrics(ctx context.Context, w *emf.Writer, o Observation,
 	if err := w.Write(now, metrics...); err != nil {
 		e.log().WarnContext(ctx, "idempotency: could not write the metrics of an invocation", "outcome", o.Outcome, "error", err)
 	}
-}
-
-// WithOutcomeLog logs, with the wrapper's logger ([WithLogger]), one record
-// per invocation that says how it ended, with the message
-// "idempotency: invocation" and the attributes outcome (an [Outcome]),
-// key_prefix, key (when there was one), duration (the time in the
-// middleware, the handler's included), replay_age (for a replay whose
-// record says when it was stored) and error (the caller's, when there was
-// one). The level is info for an invocation without an error, error for
-// OutcomeLeaseLost, OutcomeAbandoned and OutcomeStoreError, which need an
-// operator, and warn for the others.
-//
-// The key is logged because it is how an operator finds the record; the
-// package logs it already with its warnings and errors. It is the prefix
-// and a SHA-256 hash of the selected value, not the value itself, but a
-// value with few possibilities (an e-mail address, a card's last four
-// digits) can be found from its hash by trying them: treat it as a
-// pseudonym, as the table's own records are.
-//
-// Default: for a handler, POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME (1, t, true,
-// y, yes or on, in any case, turns it on), else off.
-func WithOutcomeLog(on bool) Option {
-	return func(o *options) { o.outcomeLog = on; o.set("WithOutcomeLog") }
 }
 
 // logOutcome logs the record of an invocation that ended at now.

@@ -51,3 +51,17 @@ type Store interface {
 	// [ErrRecordNotFound] when there is none.
 	Get(ctx context.Context, key string) (*Record, error)
 }
+
+// Invoker is an optional interface of a [Store] that commits an
+// invocation's own writes together with its COMPLETE record, as
+// github.com/gopowertools/lambda/dynamo.Store does with one
+// TransactWriteItems.
+//
+// Before the handler runs, the middleware calls NewInvocation and gives the
+// handler the context it returns, so the store can keep the invocation's
+// staged writes on it; the middleware then passes that same context to
+// Complete. The idempotency package never sees the staged writes: it only
+// carries the context from the one call to the other.
+type Invoker interface {
+	NewInvocation(ctx context.Context) context.Context
+}

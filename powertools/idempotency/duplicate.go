@@ -4,14 +4,76 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
+
+	"github.com/gopowertools/lambda/internal/simclock"
 )
 
-// This file is what happens when an invocation meets a key that another
-// holds IN_PROGRESS: it fails at once or waits for the other to finish
-// (WithWaitForInProgress), and what becomes of a key whose invocation
-// ended without completing or releasing it (WithAbandonPolicy).
+// This file is what happens to an invocation whose key another holds: a
+// COMPLETE record is replayed; an IN_PROGRESS one fails the duplicate at
+// once or makes it wait (WithWaitForInProgress), unless the holder has
+// ended without completing, which WithAbandonPolicy settles; an UNCERTAIN
+// one waits for WithReconcile's function or an operator.
 // docs/in-progress.md draws each case.
+
+// duplicate answers an invocation whose key is held by the live record
+// existing. A payload conflict is reported first, whatever the record's
+// state: a different request reusing a key is a client bug worth
+// surfacing even while the first request is still running. again reports
+// that the key may be free now (see inProgress).
+func (e *engine) duplicate(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) (res result, err error, again bool) {
+	key := existing.Key
+	switch existing.Status {
+	case StatusComplete:
+		e.cache.put(existing)
+		res, err = e.replay(ctx, existing, hash)
+		return res, err, false
+	case StatusUncertain:
+		res, err = e.resolve(ctx, existing, hash, payload, fn, now)
+		return res, err, false
+	case StatusInProgress:
+		if err := e.checkPayload(key, existing, hash); err != nil {
+			return result{key: key, outcome: OutcomeConflict}, err, false
+		}
+		return e.inProgress(ctx, existing, hash, payload, fn, now)
+	}
+	return result{key: key, outcome: OutcomeStoreError}, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}, false
+}
+
+// replay returns the response stored in rec, a COMPLETE record, after
+// checking the payload. An error of the replay hook is a replay's.
+func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, error) {
+	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
+	if err := e.checkPayload(rec.Key, rec, hash); err != nil {
+		return result{key: rec.Key, outcome: OutcomeConflict}, err
+	}
+	if rec.ResponseOmitted {
+		res.outcome = OutcomeNotStored
+		return res, &ResponseNotStoredError{Key: rec.Key, Reason: rec.ResponseOmittedReason}
+	}
+	if e.replayHook == nil {
+		res.response = rec.Response
+		return res, nil
+	}
+	var err error
+	res.response, err = e.replayHook(ctx, rec)
+	return res, err
+}
+
+// replayFunc is a replay hook on encoded responses: it returns the response
+// a replay of rec returns.
+type replayFunc func(ctx context.Context, rec *Record) ([]byte, error)
+
+// checkPayload compares the stored payload hash with the event's. A record
+// stored before validation was turned on has no hash and conflicts: the
+// middleware cannot tell that it was the same request.
+func (e *engine) checkPayload(key string, rec *Record, hash string) error {
+	if e.validation == nil || rec.PayloadHash == hash {
+		return nil
+	}
+	return &PayloadConflictError{Key: key, StoredHash: rec.PayloadHash, EventHash: hash}
+}
 
 // AbandonPolicy is what becomes of a key whose invocation ended without
 // completing or releasing it: it timed out, crashed or ran out of memory,
@@ -52,78 +114,10 @@ func (p AbandonPolicy) String() string {
 	return fmt.Sprintf("AbandonPolicy(%d)", int(p))
 }
 
-// WithAbandonPolicy sets what becomes of a key whose invocation ended
-// without completing or releasing it: see [AbandonPolicy].
-//
-// Under [AbandonBlock] and [AbandonUncertain] the IN_PROGRESS record's
-// lease lasts until it expires, so that no store hands the key over, and
-// the record keeps the invocation's deadline ([Record.Deadline]) to tell a
-// holder that is running from one that is gone. A record is taken for
-// abandoned [AbandonGrace] after that deadline: Lambda has stopped the
-// invocation by then, and a write it sent just before has landed.
-//
-// Default: POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY (retry, block or
-// uncertain), else [AbandonRetry].
-func WithAbandonPolicy(p AbandonPolicy) Option {
-	return func(o *options) { o.abandon = p; o.set("WithAbandonPolicy") }
-}
-
 // AbandonGrace is how long after an invocation's deadline its IN_PROGRESS
 // record is taken for abandoned under [AbandonBlock] and
 // [AbandonUncertain].
 const AbandonGrace = 5 * time.Second
-
-// WithWaitForInProgress makes a duplicate that meets a live IN_PROGRESS
-// record wait for it instead of failing at once with an
-// [*InProgressError]: it reads the record again, with a consistent read,
-// after 50 ms, then after twice as long each time (give or take a quarter,
-// so that duplicates spread out), so a wait of N seconds makes about
-// log2(20N) reads. When the first invocation completes, the duplicate
-// returns its stored response; when it fails (its record released) or its
-// lease ends, the duplicate takes the key and runs the handler itself.
-// The wait never goes past the duplicate's own deadline less a second
-// (without a deadline, the [WithLease] duration): then it returns the
-// [*InProgressError], with the holder's lease end.
-//
-// An API client that retries a slow request gets its response instead of
-// an error, and an SQS duplicate in the same batch is not sent back to the
-// queue. The wait costs the duplicate's running time: keep it off for
-// functions whose duplicates come long after the first.
-//
-// Default: POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS (a boolean), else
-// false.
-func WithWaitForInProgress(wait bool) Option {
-	return func(o *options) { o.wait = wait; o.set("WithWaitForInProgress") }
-}
-
-// WithLeaseBeyondDeadline makes an invocation's lease last d past its
-// deadline, for a handler that hands its effect to something that can
-// finish after the invocation has ended: a duplicate meanwhile gets an
-// [*InProgressError] (or waits) instead of running the effect again. The
-// price: a key whose invocation crashed stays blocked d longer, and under
-// [AbandonBlock] and [AbandonUncertain] the invocation counts as abandoned
-// only [AbandonGrace] after its deadline plus d. It must not be negative.
-//
-// Default: POWERTOOLS_IDEMPOTENCY_LEASE_BEYOND_DEADLINE (a Go duration),
-// else 0.
-func WithLeaseBeyondDeadline(d time.Duration) Option {
-	return func(o *options) { o.leaseBeyond = d; o.set("WithLeaseBeyondDeadline") }
-}
-
-// AbandonedError is returned, under [AbandonBlock], to a duplicate of a
-// key whose invocation ended at Deadline without completing or releasing
-// it: its effect may have happened, so the key stays locked until Expiry,
-// or until an operator deletes the record. The handler is not run.
-type AbandonedError struct {
-	Key      string
-	Deadline time.Time
-	Expiry   time.Time
-}
-
-func (e *AbandonedError) Error() string {
-	return fmt.Sprintf("idempotency: the invocation holding key %q ended at %s without completing; the key is locked until %s",
-		e.Key, e.Deadline.UTC().Format(time.RFC3339Nano), e.Expiry.UTC().Format(time.RFC3339Nano))
-}
 
 // holdUntil sets the lease of rec, a new IN_PROGRESS record of an
 // invocation whose deadline is deadline: under AbandonRetry the lease ends
@@ -240,4 +234,86 @@ func (e *engine) abandoned(ctx context.Context, rec *Record, hash string, payloa
 	e.log().WarnContext(ctx, "idempotency: the invocation holding the key ended without completing; its record is now UNCERTAIN", "key", key, "deadline", rec.Deadline)
 	res, err = e.resolve(ctx, held, hash, payload, fn, now)
 	return res, err, false
+}
+
+// reconcileFunc is a reconcile function on encoded responses.
+type reconcileFunc func(ctx context.Context, key string) (resp []byte, happened bool, err error)
+
+// resolve answers a duplicate of the UNCERTAIN record existing.
+func (e *engine) resolve(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) (result, error) {
+	key := existing.Key
+	if err := e.checkPayload(key, existing, hash); err != nil {
+		return result{key: key, outcome: OutcomeConflict}, err
+	}
+	uncertain := result{key: key, outcome: OutcomeUncertain}
+	if e.reconcile == nil {
+		return uncertain, &UncertainError{Key: key}
+	}
+	if now.Before(existing.LeaseEnd) {
+		return uncertain, &UncertainError{Key: key, LeaseEnd: existing.LeaseEnd}
+	}
+	l := &lease{rec: Record{
+		Key:         key,
+		Status:      StatusUncertain,
+		Expiry:      now.Add(e.expiresAfter),
+		LeaseEnd:    e.leaseEnd(ctx, now),
+		LeaseToken:  newLeaseToken(),
+		PayloadHash: existing.PayloadHash,
+	}}
+	rec := &l.rec
+	l.leaseEnd = rec.LeaseEnd
+	if err := e.store.Reclaim(ctx, rec, existing.LeaseToken); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			// Another invocation reclaimed it first and is reconciling.
+			return uncertain, &UncertainError{Key: key}
+		}
+		return result{key: key, outcome: OutcomeStoreError}, storeError("reclaim", key, err)
+	}
+	resp, happened, err := e.reconcile(withKey(ctx, key), key)
+	switch {
+	case err != nil:
+		e.hold(writeContext(ctx), l)
+		return uncertain, &UncertainError{Key: key, Err: err}
+	case happened:
+		// The effect happened: the reconciled result is stored and
+		// returned as a replay would be.
+		outcome, err := e.complete(writeContext(ctx), l, resp, false)
+		if err != nil {
+			return result{key: key, outcome: outcome}, err
+		}
+		return result{response: resp, key: key, outcome: OutcomeReplayed, completedAt: l.rec.CompletedAt}, nil
+	}
+	return e.own(ctx, l, payload, fn)
+}
+
+// sleep waits d, or until ctx is done, when it returns ctx.Err().
+func sleep(ctx context.Context, d time.Duration) error {
+	if c := simclock.From(ctx); c != nil {
+		return c.Sleep(ctx, d)
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// until returns the time left until t, a time of the clock that set the
+// context's deadline.
+func until(ctx context.Context, t time.Time) time.Duration {
+	if c := simclock.From(ctx); c != nil {
+		return c.Until(t)
+	}
+	return time.Until(t)
+}
+
+// jitter returns d give or take a quarter.
+func jitter(ctx context.Context, d time.Duration) time.Duration {
+	if c := simclock.From(ctx); c != nil {
+		return d*3/4 + c.N(d/2+1)
+	}
+	return d*3/4 + rand.N(d/2+1)
 }
