@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -28,7 +29,7 @@ const maxNesting = 32
 // typeScript reports whether the invocation of ctx keeps responses as
 // Powertools TypeScript does.
 func typeScript(ctx context.Context) bool {
-	return idempotency.CompatibilityFromContext(ctx) == idempotency.PowertoolsTypeScript
+	return keyformat.ModeOf(ctx) == keyformat.TypeScript
 }
 
 // typeScriptData sets the data attribute of item, encoded from rec, to the

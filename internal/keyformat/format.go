@@ -18,6 +18,7 @@ package keyformat
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	_ "crypto/md5" // the hashes a Format accepts
 	_ "crypto/sha1"
@@ -47,6 +48,22 @@ const (
 type Format struct {
 	Mode Mode
 	Hash crypto.Hash // 0: the mode's default
+}
+
+// modeKey is the context key of an invocation's mode.
+type modeKey struct{}
+
+// WithMode returns ctx carrying the mode of the invocation it belongs to,
+// for a store that keeps records as a Powertools runtime does: every Store
+// method is called with it.
+func WithMode(ctx context.Context, m Mode) context.Context {
+	return context.WithValue(ctx, modeKey{}, m)
+}
+
+// ModeOf returns the mode WithMode gave ctx: Own outside an invocation.
+func ModeOf(ctx context.Context) Mode {
+	m, _ := ctx.Value(modeKey{}).(Mode)
+	return m
 }
 
 // DefaultHash is the hash of a mode when none is given: SHA-256 in the

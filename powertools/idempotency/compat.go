@@ -52,24 +52,12 @@ func (c Compatibility) String() string {
 	return fmt.Sprintf("Compatibility(%d)", int(c))
 }
 
-// compatContextKey is the context key of an invocation's compatibility.
-type compatContextKey struct{}
-
 // compatContext returns ctx carrying the wrapper's compatibility for the
-// store, or ctx itself in the own format when no enclosing invocation set
-// one (so the default path costs nothing).
+// store (see keyformat.ModeOf), or ctx itself in the own format when no
+// enclosing invocation set one (so the default path costs nothing).
 func (e *engine) compatContext(ctx context.Context) context.Context {
-	if e.keys.Mode == keyformat.Own && CompatibilityFromContext(ctx) == OwnFormat {
+	if e.keys.Mode == keyformat.Own && keyformat.ModeOf(ctx) == keyformat.Own {
 		return ctx
 	}
-	return context.WithValue(ctx, compatContextKey{}, Compatibility(e.keys.Mode))
-}
-
-// CompatibilityFromContext returns the compatibility mode of the
-// invocation that ctx belongs to, for a [Store] that keeps records as a
-// Powertools runtime does ([WithCompatibility]): every Store method is
-// called with it. It is [OwnFormat] outside an invocation.
-func CompatibilityFromContext(ctx context.Context) Compatibility {
-	c, _ := ctx.Value(compatContextKey{}).(Compatibility)
-	return c
+	return keyformat.WithMode(ctx, e.keys.Mode)
 }

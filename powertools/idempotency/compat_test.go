@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -124,24 +125,24 @@ func TestCompatibilityConfigErrors(t *testing.T) {
 // A store sees the mode of the invocation it serves, and a function
 // wrapper in the own format inside a handler in a compatibility mode does
 // not inherit it.
-func TestCompatibilityFromContext(t *testing.T) {
+func TestCompatibilityInContext(t *testing.T) {
 	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "fn")
-	var outer, inner idempotency.Compatibility
+	var outer, inner keyformat.Mode
 	charge := idempotency.WrapFunc("charge", idempotencytest.NewStore(), func(ctx context.Context, id string) (string, error) {
-		inner = idempotency.CompatibilityFromContext(ctx)
+		inner = keyformat.ModeOf(ctx)
 		return id, nil
 	})
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(ctx context.Context, in struct{ ID string }) (string, error) {
-		outer = idempotency.CompatibilityFromContext(ctx)
+		outer = keyformat.ModeOf(ctx)
 		return charge(ctx, in.ID)
 	}, idempotency.WithCompatibility(idempotency.PowertoolsTypeScript), idempotency.WithEventKey("ID"))
 	if _, err := h.Invoke(context.Background(), []byte(`{"ID":"o-1"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if outer != idempotency.PowertoolsTypeScript || inner != idempotency.OwnFormat {
+	if outer != keyformat.TypeScript || inner != keyformat.Own {
 		t.Errorf("handler saw %v, function wrapper %v; want typescript, own", outer, inner)
 	}
-	if got := idempotency.CompatibilityFromContext(context.Background()); got != idempotency.OwnFormat {
+	if got := keyformat.ModeOf(context.Background()); got != keyformat.Own {
 		t.Errorf("outside an invocation: %v", got)
 	}
 }
