@@ -7,12 +7,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/internal/itemsize"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-// maxItemSize is DynamoDB's item size limit: 400 KB, attribute names
-// included.
-const maxItemSize = 400 * 1024
+// maxItemSize is DynamoDB's item size limit.
+const maxItemSize = itemsize.Max
 
 // key returns the primary key of the record key.
 func (o *Options) key(key string) map[string]types.AttributeValue {
@@ -203,11 +203,9 @@ func typeName(v types.AttributeValue) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// itemSize returns an upper bound of the size DynamoDB counts for item, for
-// the attribute types encode writes: names and strings in UTF-8 bytes,
-// binary in bytes, a number at most one byte per digit plus one, a boolean
-// or a null one byte, a map or a list as nestedSize counts it. See
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
+// itemSize returns an upper bound of the size DynamoDB counts for item, or
+// for any map of attributes (a key, an expression's values), as package
+// internal/itemsize counts it.
 func itemSize(item map[string]types.AttributeValue) int {
 	size := 0
 	for name, v := range item {
@@ -224,11 +222,35 @@ func valueSize(v types.AttributeValue) int {
 	case *types.AttributeValueMemberB:
 		return len(v.Value)
 	case *types.AttributeValueMemberN:
-		return len(v.Value) + 1
+		return itemsize.Number(v.Value)
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberM, *types.AttributeValueMemberL:
-		return nestedSize(v) // a response kept as Powertools TypeScript keeps it
+		return itemsize.Scalar
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += itemsize.Number(s)
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		n := 0
+		for _, b := range v.Value {
+			n += len(b)
+		}
+		return n
+	case *types.AttributeValueMemberL: // a response kept as Powertools TypeScript keeps it
+		n := itemsize.Nested(len(v.Value))
+		for _, e := range v.Value {
+			n += valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		return itemsize.Nested(len(v.Value)) + itemSize(v.Value)
 	}
 	return 0
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/internal/itemsize"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -80,4 +81,25 @@ func attrString(v types.AttributeValue) string {
 		return "absent"
 	}
 	return typeName(v)
+}
+
+// internal/itemsize's Record, which the in-memory store of idempotencytest
+// holds records to, counts the item encode writes, with the default
+// attribute names.
+func TestRecordSize(t *testing.T) {
+	o, _ := options([]func(*Options){func(o *Options) { o.TableName = "t" }})
+	at := time.UnixMilli(1700000000123)
+	recs := []idempotency.Record{
+		{Key: "k", Status: idempotency.StatusInProgress},
+		{Key: "fn#abc", Status: idempotency.StatusInProgress, Expiry: at.Add(time.Hour), LeaseEnd: at.Add(time.Minute), LeaseToken: "tok", PayloadHash: "h", Deadline: at},
+		{Key: "fn#abc", Status: idempotency.StatusComplete, Expiry: at, CompletedAt: at, Response: []byte(`{"a":"é"}`)},
+		{Key: "k", Status: idempotency.StatusComplete, Response: []byte{0xff, 0xfe}},
+		{Key: "k", Status: idempotency.StatusComplete, Response: []byte{}, ResponseOmitted: true, ResponseOmittedReason: "too large"},
+		{Key: "k", Status: idempotency.StatusUncertain, Expiry: time.Unix(-5, 0), LeaseEnd: time.UnixMilli(-1)},
+	}
+	for _, rec := range recs {
+		if got, want := itemsize.Record(&rec), itemSize(o.encode(&rec)); got != want {
+			t.Errorf("itemsize.Record(%+v) = %d, want the encoded item's %d", rec, got, want)
+		}
+	}
 }

@@ -106,76 +106,24 @@ func (s *Store) itemIdentity(w types.TransactWriteItem) (string, bool) {
 func writeSize(w types.TransactWriteItem) int {
 	size := 0
 	expr := func(e *string, names map[string]string, values map[string]types.AttributeValue) {
-		size += len(aws.ToString(e)) + attrsSize(values)
+		size += len(aws.ToString(e)) + itemSize(values)
 		for k, v := range names {
 			size += len(k) + len(v)
 		}
 	}
 	switch {
 	case w.Put != nil:
-		size += attrsSize(w.Put.Item)
+		size += itemSize(w.Put.Item)
 		expr(w.Put.ConditionExpression, w.Put.ExpressionAttributeNames, w.Put.ExpressionAttributeValues)
 	case w.Update != nil:
-		size += attrsSize(w.Update.Key) + len(aws.ToString(w.Update.UpdateExpression))
+		size += itemSize(w.Update.Key) + len(aws.ToString(w.Update.UpdateExpression))
 		expr(w.Update.ConditionExpression, w.Update.ExpressionAttributeNames, w.Update.ExpressionAttributeValues)
 	case w.Delete != nil:
-		size += attrsSize(w.Delete.Key)
+		size += itemSize(w.Delete.Key)
 		expr(w.Delete.ConditionExpression, w.Delete.ExpressionAttributeNames, w.Delete.ExpressionAttributeValues)
 	case w.ConditionCheck != nil:
-		size += attrsSize(w.ConditionCheck.Key)
+		size += itemSize(w.ConditionCheck.Key)
 		expr(w.ConditionCheck.ConditionExpression, w.ConditionCheck.ExpressionAttributeNames, w.ConditionCheck.ExpressionAttributeValues)
 	}
 	return size
-}
-
-// attrsSize is the size of a map of attributes: names and values.
-func attrsSize(m map[string]types.AttributeValue) int {
-	size := 0
-	for name, v := range m {
-		size += len(name) + attrSize(v)
-	}
-	return size
-}
-
-// attrSize is an upper bound of the size DynamoDB counts for v: strings and
-// binaries in bytes, numbers at most one byte per digit plus one, three
-// bytes of overhead per list or map plus one per element.
-func attrSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return len(v.Value) + 1
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
-	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s) + 1
-		}
-		return n
-	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + attrSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		return 3 + len(v.Value) + attrsSize(v.Value)
-	}
-	return 0
 }

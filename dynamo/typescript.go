@@ -218,20 +218,3 @@ func jsonNumber(n string) string {
 	}
 	return mant
 }
-
-// nestedSize bounds the size DynamoDB counts for a map or a list value:
-// 3 bytes, and for each element its name, its value and a byte.
-func nestedSize(av types.AttributeValue) int {
-	size := 3
-	switch av := av.(type) {
-	case *types.AttributeValueMemberM:
-		for name, e := range av.Value {
-			size += len(name) + valueSize(e) + 1
-		}
-	case *types.AttributeValueMemberL:
-		for _, e := range av.Value {
-			size += valueSize(e) + 1
-		}
-	}
-	return size
-}

@@ -2,8 +2,8 @@ package idempotencytest
 
 import (
 	"fmt"
-	"strconv"
 
+	"github.com/gopowertools/lambda/internal/itemsize"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -11,7 +11,7 @@ import (
 // [Store.SetMaxItemSize] changes it: DynamoDB's item limit of 400 KB,
 // which DynamoDB defines as 409,600 bytes, attribute names included. See
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
-const DefaultMaxItemSize = 400 * 1024
+const DefaultMaxItemSize = itemsize.Max
 
 // SetMaxItemSize sets the largest record that Acquire, Complete and
 // Reclaim accept, in bytes: the size of the item the DynamoDB store would
@@ -30,7 +30,9 @@ func (s *Store) SetMaxItemSize(n int) {
 }
 
 // checkSize returns the error the DynamoDB store returns, without a
-// request, when rec is over the limit. s.mu must be held.
+// request, when rec is over the limit: the size is the one that store
+// counts for the item it writes for rec, with its default attribute
+// names. s.mu must be held.
 func (s *Store) checkSize(op string, rec *idempotency.Record) error {
 	limit := s.maxItemSize
 	switch {
@@ -39,54 +41,8 @@ func (s *Store) checkSize(op string, rec *idempotency.Record) error {
 	case limit == 0:
 		limit = DefaultMaxItemSize
 	}
-	if size := itemSize(rec); size > limit {
+	if size := itemsize.Record(rec); size > limit {
 		return fmt.Errorf("idempotencytest: %s %q: item of at least %d bytes is over the limit of %d: %w", op, rec.Key, size, limit, idempotency.ErrRecordTooLarge)
 	}
 	return nil
-}
-
-// itemSize is the size that github.com/gopowertools/lambda/dynamo's
-// itemSize counts for the item its Options.encode writes for rec, with the
-// default attribute names and one key attribute (not composite mode):
-// names, strings and binary in bytes, a number one byte per digit plus
-// one (an upper bound of what DynamoDB counts), a boolean one byte. It
-// mirrors both functions, down to the zero times and empty strings that
-// encode leaves out, so that a record refused here is refused there;
-// change it with them.
-func itemSize(rec *idempotency.Record) int {
-	size := len("id") + len(rec.Key) + len("status") + len(rec.Status)
-	if !rec.Expiry.IsZero() {
-		size += len("expiration") + numberSize(rec.Expiry.Unix())
-	}
-	if !rec.LeaseEnd.IsZero() {
-		size += len("in_progress_expiration") + numberSize(rec.LeaseEnd.UnixMilli())
-	}
-	if rec.LeaseToken != "" {
-		size += len("lease_token") + len(rec.LeaseToken)
-	}
-	if rec.PayloadHash != "" {
-		size += len("validation") + len(rec.PayloadHash)
-	}
-	if len(rec.Response) > 0 {
-		size += len("data") + len(rec.Response)
-	}
-	if rec.ResponseOmitted {
-		size += len("response_omitted") + 1
-	}
-	if rec.ResponseOmittedReason != "" {
-		size += len("response_omitted_reason") + len(rec.ResponseOmittedReason)
-	}
-	if !rec.CompletedAt.IsZero() {
-		size += len("completed_at") + numberSize(rec.CompletedAt.UnixMilli())
-	}
-	if !rec.Deadline.IsZero() {
-		size += len("invocation_deadline") + numberSize(rec.Deadline.UnixMilli())
-	}
-	return size
-}
-
-// numberSize is the size dynamo's itemSize counts for n as an N attribute.
-func numberSize(n int64) int {
-	var buf [20]byte
-	return len(strconv.AppendInt(buf[:0], n, 10)) + 1
 }
