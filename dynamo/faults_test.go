@@ -61,7 +61,7 @@ func TestFaultsRetried(t *testing.T) {
 				if step.servers != "" && step.servers != srv.name {
 					continue
 				}
-				for _, fault := range faultproxy.Faults {
+				for _, fault := range faultproxy.HTTPFaults {
 					for _, times := range []int{1, 2} {
 						if fault == faultproxy.Latency && times > 1 {
 							continue // a slow reply is not retried: there is no second attempt to delay

@@ -82,7 +82,7 @@ func faultRetryer(maxAttempts int) func(*dynamodb.Options) {
 func newFaultWorld(t *testing.T, srv server, proxyOpts ...faultproxy.Option) *faultWorld {
 	t.Helper()
 	direct := srv.client(t)
-	p, err := faultproxy.New(testenv.Endpoint(t, srv.env), proxyOpts...)
+	p, err := faultproxy.NewHTTP(testenv.Endpoint(t, srv.env), proxyOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,10 +89,10 @@ func soakPlan(s soakSettings) (plan []string, keys int) {
 // operation.
 func soakRules(rate float64) []faultproxy.Rule {
 	var rules []faultproxy.Rule
-	for i, f := range faultproxy.Faults {
+	for i, f := range faultproxy.HTTPFaults {
 		// The rules are tried in order, so the i-th only sees what the
 		// ones before let through: its own rate makes up for that.
-		share := rate / float64(len(faultproxy.Faults))
+		share := rate / float64(len(faultproxy.HTTPFaults))
 		r := faultproxy.Rule{Fault: f, Rate: share / (1 - share*float64(i))}
 		if f == faultproxy.Latency {
 			r.Delay = soakLatency
@@ -295,7 +295,7 @@ func TestSoak(t *testing.T) {
 		s.invocations, keys, soakWorkers, s.faultRate, s.seed, elapsed.Round(time.Millisecond))
 	t.Logf("outcomes: %v", outcomes)
 	t.Logf("requests: %v (total %d)", counts.Requests, counts.Total())
-	for _, f := range faultproxy.Faults {
+	for _, f := range faultproxy.HTTPFaults {
 		t.Logf("injected %-30v %d", f, counts.InjectedFault(f))
 	}
 	t.Logf("leases taken: %d (of which %d found the invocation's own record after a lost reply); charges: %d for %d keys",

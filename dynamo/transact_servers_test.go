@@ -244,7 +244,7 @@ func TestTransactionalCompletion(t *testing.T) {
 	})
 
 	t.Run("the reply of the transaction lost after it was applied", func(t *testing.T) {
-		p, err := faultproxy.New(testenv.Endpoint(t, moto.env))
+		p, err := faultproxy.NewHTTP(testenv.Endpoint(t, moto.env))
 		if err != nil {
 			t.Fatal(err)
 		}

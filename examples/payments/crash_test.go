@@ -50,7 +50,7 @@ func newCrashWorld(t *testing.T) *crashWorld {
 	c := &crashWorld{e2e: x, killed: make(chan struct{}, 1)}
 	c.binary = bootstrap.Copy(t)
 	var err error
-	c.db, err = faultproxy.New(x.moto)
+	c.db, err = faultproxy.NewHTTP(x.moto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestE2EMissingKey(t *testing.T) {
 // charge; once it is back, the retry charges.
 func TestE2EStoreUnavailable(t *testing.T) {
 	x := newE2E(t)
-	db, err := faultproxy.New(x.moto)
+	db, err := faultproxy.NewHTTP(x.moto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func newResponses(t *testing.T, moto string) *responses {
 
 func newProxy(t *testing.T, target string) *faultproxy.Proxy {
 	t.Helper()
-	p, err := faultproxy.New(target)
+	p, err := faultproxy.NewHTTP(target)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func newWorld(t *testing.T) *world {
 	if w.store, err = dynamo.New(w.db, func(o *dynamo.Options) { o.TableName = w.table }); err != nil {
 		t.Fatal(err)
 	}
-	if w.proxy, err = faultproxy.New(moto); err != nil {
+	if w.proxy, err = faultproxy.NewHTTP(moto); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.proxy.Close)

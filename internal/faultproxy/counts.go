@@ -10,8 +10,8 @@ type Injection struct {
 
 // Counts are what the proxy saw.
 type Counts struct {
-	// Requests counts the requests the proxy received, by operation,
-	// retries included.
+	// Requests counts the requests the proxy received, by operation (a
+	// Redis command's name in upper case), the client's retries included.
 	Requests map[string]int
 	// Forwarded counts the requests that reached the server, by
 	// operation: those with no fault, with Latency and with ReplyLost.

@@ -19,7 +19,7 @@ func Example() {
 	}))
 	defer server.Close()
 
-	p, err := faultproxy.New(server.URL)
+	p, err := faultproxy.NewHTTP(server.URL)
 	if err != nil {
 		panic(err)
 	}

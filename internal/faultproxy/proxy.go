@@ -1,25 +1,21 @@
 package faultproxy
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
-	"strings"
+	"slices"
 	"sync"
-	"time"
 )
 
-// Proxy forwards HTTP requests to one server, breaking those its rules
-// select. Make it with [New]; stop it with [Proxy.Close].
+// Proxy forwards the requests of clients to one server, breaking those its
+// rules select. Make it with [NewHTTP] or [NewRESP]; stop it with
+// [Proxy.Close].
 type Proxy struct {
-	target    string
-	listener  net.Listener
-	server    *http.Server
-	transport *http.Transport
+	listener net.Listener
+	scheme   string  // of URL
+	faults   []Fault // those the protocol has
+	stop     func()  // ends the protocol's connections and goroutines
 
 	mu     sync.Mutex
 	rules  []*rule
@@ -36,53 +32,41 @@ func WithSeed(seed uint64) Option {
 	return func(p *Proxy) { p.rand = rand.New(rand.NewPCG(seed, seed)) }
 }
 
-// New starts a proxy on a free port of 127.0.0.1 that forwards to target,
-// a base URL such as "http://127.0.0.1:5000". It forwards everything until
-// rules are set with [Proxy.Set].
-func New(target string, opts ...Option) (*Proxy, error) {
-	target = strings.TrimSuffix(target, "/")
-	if !strings.HasPrefix(target, "http://") {
-		return nil, fmt.Errorf("faultproxy: target %q: want an http:// URL", target)
-	}
+// listen returns a proxy on a free port of 127.0.0.1, for the protocol's
+// constructor to serve.
+func listen(scheme string, faults []Fault, opts []Option) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: listen: %w", err)
 	}
-	p := &Proxy{
-		target:   target,
-		listener: ln,
-		transport: &http.Transport{
-			// The bytes pass through as the server sent them: the SDK
-			// checks DynamoDB's X-Amz-Crc32 against them.
-			DisableCompression:  true,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     30 * time.Second,
-		},
-		counts: newCounts(),
-	}
+	p := &Proxy{listener: ln, scheme: scheme, faults: faults, counts: newCounts()}
 	WithSeed(1)(p)
 	for _, o := range opts {
 		o(p)
 	}
-	p.server = &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: 10 * time.Second}
-	go p.server.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed on Close.
 	return p, nil
 }
 
-// URL is the proxy's base URL, to use as the SDK's endpoint.
-func (p *Proxy) URL() string { return "http://" + p.listener.Addr().String() }
+// Addr is the proxy's host:port, to give a client in place of the
+// server's.
+func (p *Proxy) Addr() string { return p.listener.Addr().String() }
 
-// Close stops the proxy and closes its connections.
-func (p *Proxy) Close() {
-	p.server.Close()
-	p.transport.CloseIdleConnections()
-}
+// URL is the proxy's base URL: http:// for an HTTP proxy, to use as the
+// SDK's endpoint, or redis:// for a RESP proxy.
+func (p *Proxy) URL() string { return p.scheme + "://" + p.Addr() }
+
+// Close stops the proxy and closes every connection through it.
+func (p *Proxy) Close() { p.stop() }
 
 // Set replaces the rules, with fresh rule counters. Set() with no rule
-// turns faults off.
+// turns faults off. A fault the proxy's protocol does not have (an HTTP
+// error reply on a RESP proxy) is a mistake in the test, and panics.
 func (p *Proxy) Set(rules ...Rule) {
 	rs := make([]*rule, len(rules))
 	for i, r := range rules {
+		if r.Fault != 0 && !slices.Contains(p.faults, r.Fault) {
+			panic(fmt.Sprintf("faultproxy: a %s proxy has no %v fault", p.scheme, r.Fault))
+		}
 		rs[i] = &rule{Rule: r}
 	}
 	p.mu.Lock()
@@ -106,124 +90,22 @@ func (p *Proxy) ResetCounts() {
 }
 
 // choose counts the request and returns the fault it gets, if any.
-func (p *Proxy) choose(op string, body []byte) (Rule, bool) {
+func (p *Proxy) choose(req request) (Rule, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.counts.Requests[op]++
+	p.counts.Requests[req.op]++
 	for _, r := range p.rules {
-		if r.matches(op, body) && r.fire(p.rand.Float64) {
-			p.counts.Injected[Injection{Op: op, Fault: r.Fault}]++
+		if r.matches(req) && r.fire(p.rand.Float64) {
+			p.counts.Injected[Injection{Op: req.op, Fault: r.Fault}]++
 			return r.Rule, true
 		}
 	}
 	return Rule{}, false
 }
 
-func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return // the client went away; nothing to answer
-	}
-	op := operation(r.Header.Get("X-Amz-Target"))
-	rule, broken := p.choose(op, body)
-	if broken {
-		switch rule.Fault {
-		case Throttling, ProvisionedThroughputExceeded, InternalServerError:
-			rule.then()
-			writeError(w, rule.Fault)
-			return
-		case ResetBeforeServer:
-			rule.then()
-			reset(w)
-			return
-		case Latency:
-			select {
-			case <-time.After(rule.Delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-	}
-	resp, err := p.forward(r.Context(), r, body)
-	if err != nil {
-		http.Error(w, "faultproxy: "+err.Error(), http.StatusBadGateway)
-		return
-	}
+// forwarded counts a request of operation op that reached the server.
+func (p *Proxy) forwarded(op string) {
 	p.mu.Lock()
 	p.counts.Forwarded[op]++
 	p.mu.Unlock()
-	if broken {
-		rule.then()
-		if rule.Fault == ReplyLost {
-			reset(w)
-			return
-		}
-	}
-	h := w.Header()
-	for k, vs := range resp.header {
-		h[k] = vs
-	}
-	w.WriteHeader(resp.status)
-	w.Write(resp.body) //nolint:errcheck // a client gone is not the proxy's failure
-}
-
-// operation is the part of X-Amz-Target after the dot:
-// "DynamoDB_20120810.PutItem" -> "PutItem".
-func operation(target string) string {
-	if i := strings.LastIndexByte(target, '.'); i >= 0 {
-		return target[i+1:]
-	}
-	return target
-}
-
-// reply is the server's whole answer, read before anything is passed on,
-// so that ReplyLost can drop it after the server has applied the request.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// hopHeaders are connection-level headers a proxy does not pass on.
-var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length"}
-
-func (p *Proxy) forward(ctx context.Context, in *http.Request, body []byte) (*reply, error) {
-	out, err := http.NewRequestWithContext(ctx, in.Method, p.target+in.URL.RequestURI(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	out.Header = in.Header.Clone()
-	for _, h := range hopHeaders {
-		out.Header.Del(h)
-	}
-	resp, err := p.transport.RoundTrip(out)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	h := resp.Header.Clone()
-	for _, k := range hopHeaders {
-		h.Del(k)
-	}
-	return &reply{status: resp.StatusCode, header: h, body: b}, nil
-}
-
-// reset closes the client's connection with a TCP RST and no reply.
-func reset(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic("faultproxy: the ResponseWriter cannot be hijacked") // net/http's HTTP/1 server always can
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		tcp.SetLinger(0) //nolint:errcheck // at worst a FIN instead of a RST: the client still gets no reply
-	}
-	conn.Close()
 }

@@ -181,7 +181,7 @@ func compareDynamoDB(root, doc, tmp string, impls []impl, nDynamo, nMemory, repe
 	if moto == "" {
 		return fmt.Errorf("TEST_MOTO_ENDPOINT is not set: run under scripts/with-servers.sh (make bench-compare)")
 	}
-	proxy, err := faultproxy.New(moto)
+	proxy, err := faultproxy.NewHTTP(moto)
 	if err != nil {
 		return err
 	}

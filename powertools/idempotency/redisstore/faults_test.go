@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/respfault"
+	"github.com/gopowertools/lambda/internal/faultproxy"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -15,7 +15,7 @@ import (
 // hit, and how each path is driven and checked.
 var faultSteps = []struct {
 	name string
-	rule respfault.Rule
+	rule faultproxy.Rule
 	// dupe: the order is charged once before the fault, which then hits
 	// the duplicate's command.
 	dupe bool
@@ -31,18 +31,18 @@ var faultSteps = []struct {
 	// is EVAL, after EVALSHA's NOSCRIPT.
 	flush bool
 }{
-	{name: "acquire", rule: respfault.Rule{Script: acquireScript.Hash()}},
-	{name: "acquire-eval", rule: respfault.Rule{Command: "EVAL", Script: acquireScript.Hash()}, flush: true},
-	{name: "complete", rule: respfault.Rule{Script: completeScript.Hash()}},
-	{name: "release", rule: respfault.Rule{Script: releaseScript.Hash()}, declineFirst: true},
-	{name: "replay", rule: respfault.Rule{Script: acquireScript.Hash()}, dupe: true},
-	{name: "hold", rule: respfault.Rule{Script: completeScript.Hash()}, uncertainFirst: true},
-	{name: "reclaim", rule: respfault.Rule{Script: reclaimScript.Hash()}, uncertainFirst: true},
+	{name: "acquire", rule: faultproxy.Rule{Script: acquireScript.Hash()}},
+	{name: "acquire-eval", rule: faultproxy.Rule{Op: "EVAL", Script: acquireScript.Hash()}, flush: true},
+	{name: "complete", rule: faultproxy.Rule{Script: completeScript.Hash()}},
+	{name: "release", rule: faultproxy.Rule{Script: releaseScript.Hash()}, declineFirst: true},
+	{name: "replay", rule: faultproxy.Rule{Script: acquireScript.Hash()}, dupe: true},
+	{name: "hold", rule: faultproxy.Rule{Script: completeScript.Hash()}, uncertainFirst: true},
+	{name: "reclaim", rule: faultproxy.Rule{Script: reclaimScript.Hash()}, uncertainFirst: true},
 }
 
-func faultRule(base respfault.Rule, f respfault.Fault, times int) respfault.Rule {
+func faultRule(base faultproxy.Rule, f faultproxy.Fault, times int) faultproxy.Rule {
 	base.Fault, base.Times = f, times
-	if f == respfault.Latency {
+	if f == faultproxy.Latency {
 		base.Delay = 20 * time.Millisecond
 	}
 	return base
@@ -61,9 +61,9 @@ func TestFaultsRetried(t *testing.T) {
 			w := newFaultWorld(t, srv)
 			h := w.wrap()
 			for _, step := range faultSteps {
-				for _, fault := range respfault.Faults {
+				for _, fault := range faultproxy.RESPFaults {
 					for _, times := range []int{1, attempts - 1} {
-						if fault == respfault.Latency && times > 1 {
+						if fault == faultproxy.Latency && times > 1 {
 							continue // a slow reply is not retried: there is no second attempt to delay
 						}
 						t.Run(fmt.Sprintf("%s/%v/x%d", step.name, fault, times), func(t *testing.T) {
@@ -141,14 +141,14 @@ func isPersistence(err error) bool {
 // the record IN_PROGRESS, which the library logs, and once the lease has
 // ended a retry runs the handler again.
 func TestFaultsBeyondRetries(t *testing.T) {
-	acquire := respfault.Rule{Script: acquireScript.Hash()}
-	complete := respfault.Rule{Script: completeScript.Hash()}
-	release := respfault.Rule{Script: releaseScript.Hash()}
-	reclaim := respfault.Rule{Script: reclaimScript.Hash()}
+	acquire := faultproxy.Rule{Script: acquireScript.Hash()}
+	complete := faultproxy.Rule{Script: completeScript.Hash()}
+	release := faultproxy.Rule{Script: releaseScript.Hash()}
+	reclaim := faultproxy.Rule{Script: reclaimScript.Hash()}
 	tests := []struct {
 		name      string
-		rule      respfault.Rule
-		fault     respfault.Fault
+		rule      faultproxy.Rule
+		fault     faultproxy.Fault
 		times     int
 		decline   bool
 		uncertain bool // the order's first call times out; the call under faults reclaims it
@@ -163,15 +163,15 @@ func TestFaultsBeyondRetries(t *testing.T) {
 		wantEffects int
 		wantLogged  int
 	}{
-		{"acquire refused", acquire, respfault.ResetBeforeServer, attempts, false, false, isPersistence, "", false, 1, 0},
-		{"acquire applied, replies lost", acquire, respfault.ReplyLost, attempts, false, false, isPersistence, idempotency.StatusInProgress, true, 1, 0},
-		{"complete applied, replies lost", complete, respfault.ReplyLost, attempts, false, false, nil, idempotency.StatusComplete, false, 1, 0},
-		{"complete refused, then stored by the middleware's retry", complete, respfault.ResetBeforeServer, attempts, false, false, nil, idempotency.StatusComplete, false, 1, 0},
-		{"complete refused on every attempt", complete, respfault.ResetBeforeServer, 5 * attempts, false, false, nil, idempotency.StatusInProgress, true, 2, 1},
-		{"release refused", release, respfault.ResetBeforeServer, attempts, true, false, isDeclined, idempotency.StatusInProgress, true, 1, 1},
-		{"release applied, replies lost", release, respfault.ReplyLost, attempts, true, false, isDeclined, "", false, 1, 1},
-		{"reclaim refused", reclaim, respfault.ResetBeforeServer, attempts, false, true, isPersistence, idempotency.StatusUncertain, false, 1, 0},
-		{"reclaim applied, replies lost", reclaim, respfault.ReplyLost, attempts, false, true, isPersistence, idempotency.StatusUncertain, true, 1, 0},
+		{"acquire refused", acquire, faultproxy.ResetBeforeServer, attempts, false, false, isPersistence, "", false, 1, 0},
+		{"acquire applied, replies lost", acquire, faultproxy.ReplyLost, attempts, false, false, isPersistence, idempotency.StatusInProgress, true, 1, 0},
+		{"complete applied, replies lost", complete, faultproxy.ReplyLost, attempts, false, false, nil, idempotency.StatusComplete, false, 1, 0},
+		{"complete refused, then stored by the middleware's retry", complete, faultproxy.ResetBeforeServer, attempts, false, false, nil, idempotency.StatusComplete, false, 1, 0},
+		{"complete refused on every attempt", complete, faultproxy.ResetBeforeServer, 5 * attempts, false, false, nil, idempotency.StatusInProgress, true, 2, 1},
+		{"release refused", release, faultproxy.ResetBeforeServer, attempts, true, false, isDeclined, idempotency.StatusInProgress, true, 1, 1},
+		{"release applied, replies lost", release, faultproxy.ReplyLost, attempts, true, false, isDeclined, "", false, 1, 1},
+		{"reclaim refused", reclaim, faultproxy.ResetBeforeServer, attempts, false, true, isPersistence, idempotency.StatusUncertain, false, 1, 0},
+		{"reclaim applied, replies lost", reclaim, faultproxy.ReplyLost, attempts, false, true, isPersistence, idempotency.StatusUncertain, true, 1, 0},
 	}
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
@@ -232,7 +232,7 @@ func TestFaultsKeepOthersLeases(t *testing.T) {
 			w := newFaultWorld(t, srv)
 			h := w.wrap()
 			ctx := context.Background()
-			for _, fault := range respfault.Faults {
+			for _, fault := range faultproxy.RESPFaults {
 				t.Run(fault.String(), func(t *testing.T) {
 					w.t = t
 					w.catchUp()
@@ -245,7 +245,7 @@ func TestFaultsKeepOthersLeases(t *testing.T) {
 					if existing, err := w.direct.Acquire(ctx, other, now); err != nil || existing != nil {
 						t.Fatalf("seeding: %+v, %v", existing, err)
 					}
-					w.proxies.Set(faultRule(respfault.Rule{Script: acquireScript.Hash()}, fault, attempts-1))
+					w.proxies.Set(faultRule(faultproxy.Rule{Script: acquireScript.Hash()}, fault, attempts-1))
 					_, err := w.invoke(h, id)
 					w.proxies.Set()
 					if _, ok := errors.AsType[*idempotency.InProgressError](err); !ok {
@@ -270,11 +270,11 @@ func TestFaultsKeepOthersLeases(t *testing.T) {
 					done.Status, done.LeaseEnd, done.Response = idempotency.StatusComplete, time.Time{}, []byte(`"stale"`)
 					for _, op := range []struct {
 						name string
-						rule respfault.Rule
+						rule faultproxy.Rule
 						call func() error
 					}{
-						{"Complete", respfault.Rule{Script: completeScript.Hash()}, func() error { return w.store.Complete(ctx, &done) }},
-						{"Release", respfault.Rule{Script: releaseScript.Hash()}, func() error { return w.store.Release(ctx, k, "a") }},
+						{"Complete", faultproxy.Rule{Script: completeScript.Hash()}, func() error { return w.store.Complete(ctx, &done) }},
+						{"Release", faultproxy.Rule{Script: releaseScript.Hash()}, func() error { return w.store.Release(ctx, k, "a") }},
 					} {
 						w.proxies.Set(faultRule(op.rule, fault, attempts-1))
 						err := op.call()
@@ -303,8 +303,8 @@ func TestFaultsGet(t *testing.T) {
 			if _, err := w.direct.Acquire(ctx, rec, now); err != nil {
 				t.Fatal(err)
 			}
-			for _, fault := range respfault.Faults {
-				w.proxies.Set(faultRule(respfault.Rule{Script: getScript.Hash()}, fault, attempts-1))
+			for _, fault := range faultproxy.RESPFaults {
+				w.proxies.Set(faultRule(faultproxy.Rule{Script: getScript.Hash()}, fault, attempts-1))
 				got, err := w.store.Get(ctx, "get")
 				w.proxies.Set()
 				if err != nil || got.LeaseToken != "t" {

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/respfault"
+	"github.com/gopowertools/lambda/internal/faultproxy"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/redis/go-redis/v9"
 )
 
-// The middleware on the store, through internal/respfault, with go-redis
+// The middleware on the store, through internal/faultproxy, with go-redis
 // as it is by default: each fault the network can produce, on each
 // command the store sends, must leave every effect run once.
 
@@ -69,7 +69,7 @@ func newFaultWorld(t *testing.T, srv server) *faultWorld {
 	addrs := srv.addrs(t)
 	ps := make(proxies, len(addrs))
 	for _, addr := range addrs {
-		p, err := respfault.New(addr)
+		p, err := faultproxy.NewRESP(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,10 +119,10 @@ func newFaultWorld(t *testing.T, srv server) *faultWorld {
 }
 
 // proxies are the proxies of a server's nodes, by node address.
-type proxies map[string]*respfault.Proxy
+type proxies map[string]*faultproxy.Proxy
 
 // Set sets the rules on every proxy: a key's commands go to one node.
-func (ps proxies) Set(rules ...respfault.Rule) {
+func (ps proxies) Set(rules ...faultproxy.Rule) {
 	for _, p := range ps {
 		p.Set(rules...)
 	}
@@ -135,7 +135,7 @@ func (ps proxies) ResetCounts() {
 }
 
 // injected is how many times f was injected, by all the proxies.
-func (ps proxies) injected(f respfault.Fault) int {
+func (ps proxies) injected(f faultproxy.Fault) int {
 	n := 0
 	for _, p := range ps {
 		n += p.Counts().InjectedFault(f)

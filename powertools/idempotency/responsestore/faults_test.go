@@ -56,11 +56,11 @@ type faultWorld struct {
 func newFaultWorld(t *testing.T) *faultWorld {
 	w := &faultWorld{moto: newMoto(t), slow: &slowDown{next: http.DefaultTransport}}
 	var err error
-	if w.s3p, err = faultproxy.New(w.url); err != nil {
+	if w.s3p, err = faultproxy.NewHTTP(w.url); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.s3p.Close)
-	if w.kmsp, err = faultproxy.New(w.url); err != nil {
+	if w.kmsp, err = faultproxy.NewHTTP(w.url); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.kmsp.Close)

@@ -1,4 +1,4 @@
-package respfault
+package faultproxy
 
 import (
 	"bufio"
@@ -106,10 +106,10 @@ func TestFaults(t *testing.T) {
 		wantServer bool // the server got the command
 	}{
 		{"no rule", Rule{}, []string{"SET", "k", "v"}, true, true},
-		{"reset before server", Rule{Fault: ResetBeforeServer, Command: "set"}, []string{"SET", "k", "v"}, false, false},
-		{"reply lost", Rule{Fault: ReplyLost, Command: "SET"}, []string{"SET", "k", "v"}, false, true},
-		{"latency", Rule{Fault: Latency, Command: "SET", Delay: 50 * time.Millisecond}, []string{"SET", "k", "v"}, true, true},
-		{"other command untouched", Rule{Fault: ResetBeforeServer, Command: "GET"}, []string{"SET", "k", "v"}, true, true},
+		{"reset before server", Rule{Fault: ResetBeforeServer, Op: "set"}, []string{"SET", "k", "v"}, false, false},
+		{"reply lost", Rule{Fault: ReplyLost, Op: "SET"}, []string{"SET", "k", "v"}, false, true},
+		{"latency", Rule{Fault: Latency, Op: "SET", Delay: 50 * time.Millisecond}, []string{"SET", "k", "v"}, true, true},
+		{"other command untouched", Rule{Fault: ResetBeforeServer, Op: "GET"}, []string{"SET", "k", "v"}, true, true},
 		{"evalsha of the script", Rule{Fault: ReplyLost, Script: sha}, []string{"EVALSHA", sha, "0"}, false, true},
 		{"eval of the script", Rule{Fault: ResetBeforeServer, Script: strings.ToUpper(sha)}, []string{"EVAL", script, "0"}, false, false},
 		{"eval of another script", Rule{Fault: ResetBeforeServer, Script: sha}, []string{"EVAL", "return 2", "0"}, true, true},
@@ -117,7 +117,7 @@ func TestFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t)
-			p, err := New(srv.ln.Addr().String())
+			p, err := NewRESP(srv.ln.Addr().String())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestFaults(t *testing.T) {
 // TestTimes: a rule breaks Times commands, then lets the rest through.
 func TestTimes(t *testing.T) {
 	srv := newFakeServer(t)
-	p, err := New(srv.ln.Addr().String())
+	p, err := NewRESP(srv.ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestTimes(t *testing.T) {
 	if broken != 2 {
 		t.Errorf("%d commands broken, want 2", broken)
 	}
-	if c := p.Counts(); c.Commands["PING"] != 4 || c.Forwarded["PING"] != 2 {
+	if c := p.Counts(); c.Requests["PING"] != 4 || c.Forwarded["PING"] != 2 {
 		t.Errorf("counts %+v, want 4 PINGs received and 2 forwarded", c)
 	}
 }
@@ -188,12 +188,12 @@ func TestTimes(t *testing.T) {
 // before it.
 func TestPipelined(t *testing.T) {
 	srv := newFakeServer(t)
-	p, err := New(srv.ln.Addr().String())
+	p, err := NewRESP(srv.ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	p.Set(Rule{Fault: ReplyLost, Command: "DEL", Times: 1})
+	p.Set(Rule{Fault: ReplyLost, Op: "DEL", Times: 1})
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -248,5 +248,33 @@ func TestReadValue(t *testing.T) {
 		if _, err := readValue(bufio.NewReader(strings.NewReader(bad)), nil); err == nil {
 			t.Errorf("readValue(%q) = nil error", bad)
 		}
+	}
+}
+
+// TestRESPRules: a RESP proxy refuses the faults of HTTP, and runs Then
+// when a rule fires, after the server applied a command whose reply is
+// lost.
+func TestRESPRules(t *testing.T) {
+	srv := newFakeServer(t)
+	p, err := NewRESP(srv.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Set of a Throttling rule on a RESP proxy did not panic")
+			}
+		}()
+		p.Set(Rule{Fault: Throttling})
+	}()
+	then := make(chan []string, 1) // the reset reaches the client through the kernel, which the race detector cannot see
+	p.Set(Rule{Fault: ReplyLost, Op: "SET", Times: 1, Then: func() { then <- srv.received() }})
+	if _, err := send(t, p, "SET", "k", "v"); err == nil {
+		t.Fatal("SET answered, want the connection reset")
+	}
+	if atThen := <-then; len(atThen) != 1 {
+		t.Errorf("Then ran when the server had received %q, want the SET", atThen)
 	}
 }

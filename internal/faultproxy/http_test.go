@@ -35,7 +35,7 @@ func backend(t *testing.T) (*httptest.Server, *atomic.Int32) {
 
 func newProxy(t *testing.T, target string, opts ...faultproxy.Option) *faultproxy.Proxy {
 	t.Helper()
-	p, err := faultproxy.New(target, opts...)
+	p, err := faultproxy.NewHTTP(target, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,106 +1,53 @@
-package respfault
+package faultproxy
 
 import (
 	"bufio"
-	"fmt"
+	"crypto/sha1"
+	"encoding/hex"
 	"net"
 	"sync"
 	"time"
 )
 
-// Proxy forwards the connections of Redis clients to one server, breaking
-// the commands its rules select. Make it with [New]; stop it with
-// [Proxy.Close].
-type Proxy struct {
-	target   string
-	listener net.Listener
-	wg       sync.WaitGroup // the accept loop and every connection's goroutines
+// respProxy is the RESP framing of a [Proxy].
+type respProxy struct {
+	*Proxy
+	target string
+	wg     sync.WaitGroup // the accept loop and every connection's goroutines
 
-	mu     sync.Mutex
-	rules  []*rule
-	counts Counts
+	connMu sync.Mutex
 	conns  map[*link]struct{}
 	closed bool
 }
 
-// New starts a proxy on a free port of 127.0.0.1 that forwards to target,
-// a host:port. It forwards everything until rules are set with
-// [Proxy.Set].
-func New(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// NewRESP starts a proxy on a free port of 127.0.0.1 that forwards the
+// connections of Redis clients to target, a host:port. It forwards
+// everything until rules are set with [Proxy.Set]; [Proxy.Addr] is the
+// address to give the client.
+func NewRESP(target string, opts ...Option) (*Proxy, error) {
+	p, err := listen("redis", RESPFaults, opts)
 	if err != nil {
-		return nil, fmt.Errorf("respfault: listen: %w", err)
+		return nil, err
 	}
-	p := &Proxy{target: target, listener: ln, counts: newCounts(), conns: map[*link]struct{}{}}
-	p.wg.Add(1)
-	go p.accept()
+	r := &respProxy{Proxy: p, target: target, conns: map[*link]struct{}{}}
+	p.stop = r.close
+	r.wg.Add(1)
+	go r.accept()
 	return p, nil
 }
 
-// Addr is the proxy's host:port, to give the client in place of the
-// server's.
-func (p *Proxy) Addr() string { return p.listener.Addr().String() }
-
-// Close stops the proxy and closes every connection through it.
-func (p *Proxy) Close() {
-	p.mu.Lock()
+func (p *respProxy) close() {
+	p.connMu.Lock()
 	p.closed = true
 	for l := range p.conns {
 		l.close(false)
 	}
-	p.mu.Unlock()
+	p.connMu.Unlock()
 	p.listener.Close()
 	p.wg.Wait()
 }
 
-// Set replaces the rules, with fresh rule counters. Set() with no rule
-// turns faults off.
-func (p *Proxy) Set(rules ...Rule) {
-	rs := make([]*rule, len(rules))
-	for i, r := range rules {
-		rs[i] = &rule{Rule: r}
-	}
-	p.mu.Lock()
-	p.rules = rs
-	p.mu.Unlock()
-}
-
-// Counts returns a copy of the counters since the proxy started or since
-// the last [Proxy.ResetCounts].
-func (p *Proxy) Counts() Counts {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.counts.clone()
-}
-
-// ResetCounts sets the counters back to zero. Rules keep theirs.
-func (p *Proxy) ResetCounts() {
-	p.mu.Lock()
-	p.counts = newCounts()
-	p.mu.Unlock()
-}
-
-// choose counts the command and returns the fault it gets, if any.
-func (p *Proxy) choose(name string, args [][]byte) (Rule, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.counts.Commands[name]++
-	for _, r := range p.rules {
-		if r.matches(name, args) && r.fire() {
-			p.counts.Injected[Injection{Command: name, Fault: r.Fault}]++
-			return r.Rule, true
-		}
-	}
-	return Rule{}, false
-}
-
-func (p *Proxy) forwarded(name string) {
-	p.mu.Lock()
-	p.counts.Forwarded[name]++
-	p.mu.Unlock()
-}
-
-func (p *Proxy) accept() {
+func (p *respProxy) accept() {
 	defer p.wg.Done()
 	for {
 		client, err := p.listener.Accept()
@@ -113,14 +60,14 @@ func (p *Proxy) accept() {
 			continue
 		}
 		l := &link{client: client, server: server}
-		p.mu.Lock()
+		p.connMu.Lock()
 		if p.closed {
-			p.mu.Unlock()
+			p.connMu.Unlock()
 			l.close(false)
 			return
 		}
 		p.conns[l] = struct{}{}
-		p.mu.Unlock()
+		p.connMu.Unlock()
 		// Each command is queued before it is sent, so the reply
 		// reader always finds it; the bound only slows a client that
 		// pipelines more than that.
@@ -152,14 +99,13 @@ func (l *link) close(reset bool) {
 
 // pending is a command forwarded to the server whose reply is awaited.
 type pending struct {
-	name  string
 	rule  Rule
 	fault bool
 }
 
 // commands reads the client's commands and forwards them, or resets the
 // connection on a ResetBeforeServer fault.
-func (p *Proxy) commands(l *link, queue chan<- pending) {
+func (p *respProxy) commands(l *link, queue chan<- pending) {
 	defer p.wg.Done()
 	defer close(queue)
 	defer p.drop(l)
@@ -170,12 +116,13 @@ func (p *Proxy) commands(l *link, queue chan<- pending) {
 			l.close(false)
 			return
 		}
-		rule, fault := p.choose(name, args)
+		rule, fault := p.choose(request{op: name, body: raw, script: script(name, args)})
 		if fault && rule.Fault == ResetBeforeServer {
+			rule.then()
 			l.close(true)
 			return
 		}
-		queue <- pending{name: name, rule: rule, fault: fault}
+		queue <- pending{rule: rule, fault: fault}
 		p.forwarded(name) // before the reply can reach the client
 		if _, err := l.server.Write(raw); err != nil {
 			l.close(false)
@@ -184,9 +131,25 @@ func (p *Proxy) commands(l *link, queue chan<- pending) {
 	}
 }
 
+// script returns the SHA-1 of the Lua script that the command name (upper
+// case) with its arguments runs, or "" for a command that runs none.
+func script(name string, args [][]byte) string {
+	if len(args) == 0 {
+		return ""
+	}
+	switch name {
+	case "EVALSHA", "EVALSHA_RO":
+		return string(args[0])
+	case "EVAL", "EVAL_RO":
+		sum := sha1.Sum(args[0])
+		return hex.EncodeToString(sum[:])
+	}
+	return ""
+}
+
 // replies reads the server's replies, pairs each with its command, and
 // passes it on, late or not at all when the command's rule says so.
-func (p *Proxy) replies(l *link, queue <-chan pending) {
+func (p *respProxy) replies(l *link, queue <-chan pending) {
 	defer p.wg.Done()
 	defer func() {
 		for range queue { // unblock commands until it sees the connection closed
@@ -204,12 +167,13 @@ func (p *Proxy) replies(l *link, queue <-chan pending) {
 			return
 		}
 		if cmd.fault {
-			switch cmd.rule.Fault {
-			case ReplyLost:
+			if cmd.rule.Fault == Latency {
+				time.Sleep(cmd.rule.Delay)
+			}
+			cmd.rule.then()
+			if cmd.rule.Fault == ReplyLost {
 				l.close(true)
 				return
-			case Latency:
-				time.Sleep(cmd.rule.Delay)
 			}
 		}
 		if _, err := l.client.Write(reply); err != nil {
@@ -219,8 +183,8 @@ func (p *Proxy) replies(l *link, queue <-chan pending) {
 	}
 }
 
-func (p *Proxy) drop(l *link) {
-	p.mu.Lock()
+func (p *respProxy) drop(l *link) {
+	p.connMu.Lock()
 	delete(p.conns, l)
-	p.mu.Unlock()
+	p.connMu.Unlock()
 }

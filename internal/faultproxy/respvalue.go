@@ -1,4 +1,4 @@
-package respfault
+package faultproxy
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 // (proto-max-bulk-len), 512 MB.
 const maxBulk = 512 << 20
 
-var errProtocol = errors.New("respfault: not RESP")
+var errProtocol = errors.New("faultproxy: not RESP")
 
 // readCommand reads one command, an array of bulk strings as clients send
 // it, and returns its bytes as sent, its name in upper case and its
