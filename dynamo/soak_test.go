@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/faultworld"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -179,19 +180,19 @@ func TestSoak(t *testing.T) {
 		srv = servers[i]
 	}
 	w := newFaultWorld(t, srv, faultproxy.WithSeed(s.seed))
-	w.t = t
+	w.T = t
 	plan, keys := soakPlan(s)
 	ledger := &leaseLedger{Store: w.store, leases: map[string]int{}, failedWrites: map[string]int{},
 		failedOps: map[string]int{}, failedCompletes: map[string]int{}}
-	h := idempotency.Wrap(ledger, w.handler,
+	h := idempotency.Wrap(ledger, w.Handler,
 		idempotency.WithEventKey("id"),
-		idempotency.WithKeyPrefix(faultPrefix),
+		idempotency.WithKeyPrefix(faultworld.Prefix),
 		idempotency.WithLease(soakLease),
-		idempotency.WithLogger(slog.New(w.logs)))
+		idempotency.WithLogger(slog.New(w.Logs)))
 	r := rand.New(rand.NewPCG(s.seed, 3))
 	for i := range keys {
 		if r.Float64() < soakDecline {
-			w.fail[fmt.Sprintf("o%d", i)] = 1
+			w.Fail(fmt.Sprintf("o%d", i), 1)
 		}
 	}
 	w.proxy.Set(soakRules(s.faultRate)...)
@@ -208,12 +209,12 @@ func TestSoak(t *testing.T) {
 	for range soakWorkers {
 		wg.Go(func() {
 			for id := range work {
-				got, err := w.invoke(h, id)
+				got, err := w.Invoke(h, id)
 				var class string
 				switch {
 				case err == nil && got == id:
 					class = outCharged
-				case errors.Is(err, errCardDeclined):
+				case errors.Is(err, faultworld.ErrCardDeclined):
 					class = outDeclined
 				case errors.As(err, new(*idempotency.InProgressError)):
 					class = outInProgress
@@ -261,7 +262,7 @@ func TestSoak(t *testing.T) {
 	var unsettled []string
 	for i := range keys {
 		id := fmt.Sprintf("o%d", i)
-		if !charged[id] || ledger.failedWrites[w.key(id)] > 0 {
+		if !charged[id] || ledger.failedWrites[faultworld.Key(id)] > 0 {
 			unsettled = append(unsettled, id)
 		}
 	}
@@ -277,8 +278,8 @@ func TestSoak(t *testing.T) {
 	extra, effectsTotal, leasesTotal := 0, 0, 0
 	for i := range keys {
 		id := fmt.Sprintf("o%d", i)
-		key := w.key(id)
-		effects, leases, failed := w.effects[id], ledger.leases[key], ledger.failedCompletes[key]
+		key := faultworld.Key(id)
+		effects, leases, failed := w.Effects(id), ledger.leases[key], ledger.failedCompletes[key]
 		if effects > leases {
 			t.Errorf("order %s charged %d times under %d leases", id, effects, leases)
 		}
@@ -301,7 +302,7 @@ func TestSoak(t *testing.T) {
 	t.Logf("leases taken: %d (of which %d found the invocation's own record after a lost reply); charges: %d for %d keys",
 		leasesTotal, ledger.ownFound, effectsTotal, keys)
 	t.Logf("writes failed beyond the SDK's retries: %v; IN_PROGRESS after the lease, before retries: %d (every one after a failed write); keys retried: %d; extra charges: %d; errors logged: %v",
-		ledger.failedOps, len(stuck), len(unsettled), extra, w.logs.n)
+		ledger.failedOps, len(stuck), len(unsettled), extra, w.Logs.Messages())
 }
 
 // settle invokes each id until it answers the charge.
@@ -311,9 +312,9 @@ func (w *faultWorld) settle(t *testing.T, h *idempotency.Handler, unsettled []st
 	for range soakWorkers {
 		wg.Go(func() {
 			for id := range ids {
-				got, err := w.invoke(h, id)
-				if errors.Is(err, errCardDeclined) {
-					got, err = w.invoke(h, id)
+				got, err := w.Invoke(h, id)
+				if errors.Is(err, faultworld.ErrCardDeclined) {
+					got, err = w.Invoke(h, id)
 				}
 				if err != nil || got != id {
 					t.Errorf("settling %s: got (%q, %v)", id, got, err)
