@@ -39,29 +39,14 @@ func TestFaultsRetried(t *testing.T) {
 }
 
 // TestFaultsBeyondRetries breaks every attempt the SDK makes (three) at
-// one request. A refused COMPLETED write is tried again by the middleware
-// while the lease leaves time (five times in all), so three refusals are
-// overcome; only a write refused on all fifteen attempts leaves the record
-// IN_PROGRESS, which the library logs, and once the lease has ended a
-// retry runs the handler again.
+// one request, each refusal with another of DynamoDB's error replies.
 func TestFaultsBeyondRetries(t *testing.T) {
-	isPersistence, isDeclined := faultworld.IsPersistence, faultworld.IsDeclined
-	cases := []faultworld.Beyond{
-		{Name: "acquire refused", Rule: acquirePut, Fault: faultproxy.Throttling, Times: 3,
-			WantErr: isPersistence, WantEffects: 1},
-		{Name: "acquire applied, replies lost", Rule: acquirePut, Fault: faultproxy.ReplyLost, Times: 3,
-			WantErr: isPersistence, WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 1},
-		{Name: "complete applied, replies lost", Rule: completePut, Fault: faultproxy.ReplyLost, Times: 3,
-			WantStatus: idempotency.StatusComplete, WantEffects: 1},
-		{Name: "complete refused, then stored by the middleware's retry", Rule: completePut, Fault: faultproxy.InternalServerError, Times: 3,
-			WantStatus: idempotency.StatusComplete, WantEffects: 1},
-		{Name: "complete refused on every attempt", Rule: completePut, Fault: faultproxy.InternalServerError, Times: 15,
-			WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 2, WantLogged: 1},
-		{Name: "release refused", Rule: releaseDel, Fault: faultproxy.ProvisionedThroughputExceeded, Times: 3, Decline: true,
-			WantErr: isDeclined, WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 1, WantLogged: 1},
-		{Name: "release applied, replies lost", Rule: releaseDel, Fault: faultproxy.ReplyLost, Times: 3, Decline: true,
-			WantErr: isDeclined, WantEffects: 1, WantLogged: 1},
-	}
+	cases := faultworld.BeyondCases(faultworld.Paths{
+		Acquire:  faultworld.Rule(acquirePut, faultproxy.Throttling, 0),
+		Complete: faultworld.Rule(completePut, faultproxy.InternalServerError, 0),
+		Release:  faultworld.Rule(releaseDel, faultproxy.ProvisionedThroughputExceeded, 0),
+		Attempts: 3,
+	})
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := newFaultWorld(t, srv)

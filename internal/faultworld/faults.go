@@ -140,9 +140,50 @@ type Beyond struct {
 	WantEffects, WantLogged int
 }
 
+// Paths are a store's requests on the middleware's three write paths.
+type Paths struct {
+	// Acquire, Complete and Release select each path's request; the
+	// Fault of each is one that refuses it before the server sees it.
+	Acquire, Complete, Release faultproxy.Rule
+	// Attempts is how many times the store's client sends one request.
+	Attempts int
+}
+
+// completeTries is how many times the middleware tries a COMPLETED write
+// while the lease leaves time.
+const completeTries = 5
+
+// BeyondCases are the cases of [World.TestBeyondRetries] on the three
+// write paths: each request refused, or applied with its replies lost, on
+// all of the client's attempts; a COMPLETED write refused on every try of
+// the middleware too.
+func BeyondCases(p Paths) []Beyond {
+	lost := faultproxy.ReplyLost
+	return []Beyond{
+		{Name: "acquire refused", Rule: p.Acquire, Fault: p.Acquire.Fault, Times: p.Attempts,
+			WantErr: IsPersistence, WantEffects: 1},
+		{Name: "acquire applied, replies lost", Rule: p.Acquire, Fault: lost, Times: p.Attempts,
+			WantErr: IsPersistence, WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 1},
+		{Name: "complete applied, replies lost", Rule: p.Complete, Fault: lost, Times: p.Attempts,
+			WantStatus: idempotency.StatusComplete, WantEffects: 1},
+		{Name: "complete refused, then stored by the middleware's retry", Rule: p.Complete, Fault: p.Complete.Fault, Times: p.Attempts,
+			WantStatus: idempotency.StatusComplete, WantEffects: 1},
+		{Name: "complete refused on every attempt", Rule: p.Complete, Fault: p.Complete.Fault, Times: completeTries * p.Attempts,
+			WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 2, WantLogged: 1},
+		{Name: "release refused", Rule: p.Release, Fault: p.Release.Fault, Times: p.Attempts, Decline: true,
+			WantErr: IsDeclined, WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 1, WantLogged: 1},
+		{Name: "release applied, replies lost", Rule: p.Release, Fault: lost, Times: p.Attempts, Decline: true,
+			WantErr: IsDeclined, WantEffects: 1, WantLogged: 1},
+	}
+}
+
 // TestBeyondRetries runs each case: what the caller sees then depends on
 // whether the server applied the request, and each outcome must be one
-// the caller can act on without charging twice. h is [World.Wrap]'s
+// the caller can act on without charging twice. A COMPLETED write refused
+// on the client's attempts is overcome by the middleware's next try; only
+// one refused on every try leaves the record IN_PROGRESS, which the
+// library logs, and once the lease has ended a retry runs the handler
+// again. h is [World.Wrap]'s
 // middleware.
 func (w *World) TestBeyondRetries(t *testing.T, h *idempotency.Handler, cases []Beyond) {
 	for i, tt := range cases {

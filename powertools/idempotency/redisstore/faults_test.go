@@ -9,6 +9,7 @@ import (
 	"github.com/gopowertools/lambda/internal/faultproxy"
 	"github.com/gopowertools/lambda/internal/faultworld"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestFaultsRetried injects each fault into each command of the
@@ -39,38 +40,21 @@ func TestFaultsRetried(t *testing.T) {
 }
 
 // TestFaultsBeyondRetries breaks every attempt go-redis makes at one
-// command. A COMPLETED write that fails is tried again by the middleware
-// while the lease leaves time (five calls in all), so one call's attempts
-// are overcome; only a write broken on every attempt of all five leaves
-// the record IN_PROGRESS, which the library logs, and once the lease has
-// ended a retry runs the handler again.
+// command, on the write paths and on a reclaim of an UNCERTAIN record.
 func TestFaultsBeyondRetries(t *testing.T) {
-	acquire := faultproxy.Rule{Script: acquireScript.Hash()}
-	complete := faultproxy.Rule{Script: completeScript.Hash()}
-	release := faultproxy.Rule{Script: releaseScript.Hash()}
-	reclaim := faultproxy.Rule{Script: reclaimScript.Hash()}
-	isPersistence, isDeclined := faultworld.IsPersistence, faultworld.IsDeclined
-	const reset, lost = faultproxy.ResetBeforeServer, faultproxy.ReplyLost
-	cases := []faultworld.Beyond{
-		{Name: "acquire refused", Rule: acquire, Fault: reset, Times: attempts,
-			WantErr: isPersistence, WantEffects: 1},
-		{Name: "acquire applied, replies lost", Rule: acquire, Fault: lost, Times: attempts,
-			WantErr: isPersistence, WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 1},
-		{Name: "complete applied, replies lost", Rule: complete, Fault: lost, Times: attempts,
-			WantStatus: idempotency.StatusComplete, WantEffects: 1},
-		{Name: "complete refused, then stored by the middleware's retry", Rule: complete, Fault: reset, Times: attempts,
-			WantStatus: idempotency.StatusComplete, WantEffects: 1},
-		{Name: "complete refused on every attempt", Rule: complete, Fault: reset, Times: 5 * attempts,
-			WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 2, WantLogged: 1},
-		{Name: "release refused", Rule: release, Fault: reset, Times: attempts, Decline: true,
-			WantErr: isDeclined, WantStatus: idempotency.StatusInProgress, Held: true, WantEffects: 1, WantLogged: 1},
-		{Name: "release applied, replies lost", Rule: release, Fault: lost, Times: attempts, Decline: true,
-			WantErr: isDeclined, WantEffects: 1, WantLogged: 1},
-		{Name: "reclaim refused", Rule: reclaim, Fault: reset, Times: attempts, Uncertain: true,
-			WantErr: isPersistence, WantStatus: idempotency.StatusUncertain, WantEffects: 1},
-		{Name: "reclaim applied, replies lost", Rule: reclaim, Fault: lost, Times: attempts, Uncertain: true,
-			WantErr: isPersistence, WantStatus: idempotency.StatusUncertain, Held: true, WantEffects: 1},
+	refused := func(script *redis.Script) faultproxy.Rule {
+		return faultproxy.Rule{Script: script.Hash(), Fault: faultproxy.ResetBeforeServer}
 	}
+	reclaim := refused(reclaimScript)
+	cases := append(faultworld.BeyondCases(faultworld.Paths{
+		Acquire: refused(acquireScript), Complete: refused(completeScript), Release: refused(releaseScript),
+		Attempts: attempts,
+	}),
+		faultworld.Beyond{Name: "reclaim refused", Rule: reclaim, Fault: reclaim.Fault, Times: attempts, Uncertain: true,
+			WantErr: faultworld.IsPersistence, WantStatus: idempotency.StatusUncertain, WantEffects: 1},
+		faultworld.Beyond{Name: "reclaim applied, replies lost", Rule: reclaim, Fault: faultproxy.ReplyLost, Times: attempts, Uncertain: true,
+			WantErr: faultworld.IsPersistence, WantStatus: idempotency.StatusUncertain, Held: true, WantEffects: 1},
+	)
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := newFaultWorld(t, srv)
