@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -100,25 +99,12 @@ func attributeValue(v any, depth int) (types.AttributeValue, error) {
 // checkNumber reports whether DynamoDB can hold the JSON number text: 38
 // significant digits at most, magnitude from 1e-130 to under 1e126.
 func checkNumber(text string) error {
-	mant, exp, _ := strings.Cut(strings.ToLower(strings.TrimPrefix(text, "-")), "e")
-	e := 0
-	if exp != "" {
-		var err error
-		if e, err = strconv.Atoi(exp); err != nil || e < -1000 || e > 1000 {
-			return fmt.Errorf("number %s: out of DynamoDB's range", text)
-		}
-	}
-	whole, frac, _ := strings.Cut(mant, ".")
-	digits := strings.TrimLeft(whole+frac, "0")
-	e += len(whole) - (len(whole+frac) - len(digits)) // places of the point after the first significant digit
-	digits = strings.TrimRight(digits, "0")
+	digits, point, ok := keyformat.Digits(text) // the value is 0.digits × 10^point
 	switch {
-	case digits == "":
-		return nil // zero
+	case !ok || (digits != "" && (point-1 < -130 || point-1 > 125)):
+		return fmt.Errorf("number %s: out of DynamoDB's range", text)
 	case len(digits) > 38:
 		return fmt.Errorf("number %s: more than DynamoDB's 38 significant digits", text)
-	case e-1 < -130 || e-1 > 125:
-		return fmt.Errorf("number %s: out of DynamoDB's range", text)
 	}
 	return nil
 }

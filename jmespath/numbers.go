@@ -1,6 +1,7 @@
 package jmespath
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -195,13 +196,7 @@ func cmpMagnitude(x, y *decimal) int {
 			return 1
 		}
 	}
-	switch {
-	case nx < ny:
-		return -1
-	case nx > ny:
-		return 1
-	}
-	return 0
+	return cmp.Compare(nx, ny)
 }
 
 // isIntText reports whether s is an optionally negative run of digits.

@@ -202,7 +202,7 @@ func exactDouble(text string) (float64, bool) {
 	if (err != nil && !errors.Is(err, strconv.ErrRange)) || math.IsInf(f, 0) {
 		return f, false
 	}
-	digits, point, ok := decimalDigits(text)
+	digits, point, ok := Digits(text)
 	if !ok || f == 0 {
 		return f, ok && digits == "" // 0, -0.0 and 0e5, but not 1e-400
 	}
@@ -210,12 +210,13 @@ func exactDouble(text string) (float64, bool) {
 	return f, digits == want && point == wantPoint
 }
 
-// decimalDigits returns the significant digits of a JSON number, without
+// Digits returns the significant digits of a JSON number, without
 // leading or trailing zeros ("" for zero), and the position of the
 // decimal point relative to them, as shortestDigits does: text's value is
 // ±0.digits × 10^point. It reports false for an exponent too large for any
-// double, whose value could not be read back exactly anyway.
-func decimalDigits(text string) (digits string, point int, ok bool) {
+// double, whose value could not be read back exactly anyway. It is the one
+// reading of a number's text into digits, for the stores' limits too.
+func Digits(text string) (digits string, point int, ok bool) {
 	mant, exp, hasExp := strings.Cut(strings.TrimPrefix(text, "-"), "e")
 	if !hasExp {
 		mant, exp, hasExp = strings.Cut(mant, "E")

@@ -1,6 +1,7 @@
 package keyformat
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,7 +114,7 @@ func typeScriptOrder(obj map[string]any) ([]string, error) {
 	slices.SortFunc(members, func(a, b member) int {
 		switch {
 		case a.index >= 0 && b.index >= 0:
-			return cmpInt(a.index, b.index)
+			return cmp.Compare(a.index, b.index)
 		case a.index >= 0:
 			return -1
 		case b.index >= 0:
@@ -129,16 +130,6 @@ func typeScriptOrder(obj map[string]any) ([]string, error) {
 		names[i] = m.name
 	}
 	return names, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // arrayIndex returns the array index that name is, or -1: a canonical
