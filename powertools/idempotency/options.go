@@ -83,12 +83,13 @@ func WithPayloadValidation(expr string) Option {
 
 // WithKeyPrefix sets the part of the key before "#". Functions that share a
 // table need distinct prefixes, or one function would replay another's
-// responses. An empty prefix is a [*ConfigError].
+// responses. An empty prefix is a [*ConfigError]. Not accepted by
+// [WrapFunc], whose prefix is the Lambda function's name and its own.
 //
-// Default: POWERTOOLS_IDEMPOTENCY_KEY_PREFIX, else AWS_LAMBDA_FUNCTION_NAME;
-// building a handler with neither (as in a unit test) is a [*ConfigError],
-// rather than a silent shared default. Not accepted by [WrapFunc], whose
-// prefix is the Lambda function's name and its own.
+// Default: POWERTOOLS_IDEMPOTENCY_KEY_PREFIX, else AWS_LAMBDA_FUNCTION_NAME
+// (in PowertoolsPython mode, "<function>.<handler>": see
+// [WithPythonHandler]); building a handler with none of them (as in a unit
+// test) is a [*ConfigError], rather than a silent shared default.
 func WithKeyPrefix(prefix string) Option {
 	return func(o *options) { o.keyPrefix = prefix; o.set("WithKeyPrefix") }
 }
