@@ -20,7 +20,6 @@ var importPaths = map[string]string{
 	"redisstore":      "github.com/gopowertools/lambda/powertools/idempotency/redisstore",
 	"responsestore":   "github.com/gopowertools/lambda/powertools/idempotency/responsestore",
 	"batch":           "github.com/gopowertools/lambda/powertools/batch",
-	"emf":             "github.com/gopowertools/lambda/internal/emf",
 	"dynamo":          "github.com/gopowertools/lambda/dynamo",
 	"jmespath":        "github.com/gopowertools/lambda/jmespath",
 

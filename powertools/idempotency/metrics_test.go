@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/emf"
+	"github.com/gopowertools/lambda/internal/emf/emftest"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -301,7 +301,7 @@ func (w *writes) lines(t *testing.T) [][]byte {
 	if w.buf.Len() > 0 && !bytes.HasSuffix(w.buf.Bytes(), []byte("\n")) {
 		t.Fatalf("the output does not end in a newline: %q", w.buf.String())
 	}
-	return emf.Documents(w.buf.Bytes())
+	return emftest.Documents(w.buf.Bytes())
 }
 
 func (r *logRecorder) reset() {
@@ -347,7 +347,7 @@ func (d document) metricNames() []string {
 // dimension set, each count in Count and each time in Milliseconds.
 func checkDocument(t *testing.T, line []byte, now time.Time) document {
 	t.Helper()
-	if err := emf.Validate(line, now); err != nil {
+	if err := emftest.Validate(line, now); err != nil {
 		t.Fatalf("invalid EMF document %s:\n%v", line, err)
 	}
 	var raw struct {

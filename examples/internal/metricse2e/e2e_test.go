@@ -24,7 +24,7 @@ import (
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/examples/internal/emulator"
 	"github.com/gopowertools/lambda/examples/internal/provider"
-	"github.com/gopowertools/lambda/internal/emf"
+	"github.com/gopowertools/lambda/internal/emf/emftest"
 	"github.com/gopowertools/lambda/internal/testenv"
 )
 
@@ -144,7 +144,7 @@ func TestPaymentsMetrics(t *testing.T) {
 	documents := 0
 	for _, out := range outputs {
 		output := []byte(out.String())
-		for _, doc := range emf.Documents(output) {
+		for _, doc := range emftest.Documents(output) {
 			documents++
 			for name, n := range check(t, doc) {
 				counts[name] += n
@@ -180,7 +180,7 @@ func TestPaymentsMetrics(t *testing.T) {
 // check validates one document the function wrote and returns its counts.
 func check(t *testing.T, doc []byte) map[string]int {
 	t.Helper()
-	if err := emf.Validate(doc, time.Now()); err != nil {
+	if err := emftest.Validate(doc, time.Now()); err != nil {
 		t.Errorf("invalid EMF document %s:\n%v", doc, err)
 		return nil
 	}

@@ -1,7 +1,6 @@
-// Package emf writes and checks CloudWatch embedded metric format (EMF)
-// documents: the JSON log lines from which CloudWatch Logs extracts
-// metrics. [Writer] writes the idempotency package's (WithMetrics);
-// [Validate] is for the tests of code that writes them.
+// Package emftest checks CloudWatch embedded metric format (EMF)
+// documents, the JSON log lines from which CloudWatch Logs extracts
+// metrics, for the tests of code that writes them (package emf's Writer).
 //
 // [Validate] applies the rules of the specification,
 // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html,
@@ -11,7 +10,7 @@
 // schema is looser than the API (names of 1,024 characters, where the API
 // takes 255), the stricter limit applies: a document that passes here is
 // accepted by the old rules and the new.
-package emf
+package emftest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package emf_test
+package emftest_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/emf"
+	"github.com/gopowertools/lambda/internal/emf/emftest"
 )
 
 // now is when the documents below were written: the specification's
@@ -45,7 +45,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"100 metrics", doc(meta(namespace+","+dimensions+`,"Metrics":[`+defs(100)+`]`), values(100))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := emf.Validate([]byte(tc.doc), now); err != nil {
+			if err := emftest.Validate([]byte(tc.doc), now); err != nil {
 				t.Errorf("Validate(%s) = %v, want nil", tc.doc, err)
 			}
 		})
@@ -110,10 +110,10 @@ func TestValidateRefuses(t *testing.T) {
 		{"a unit as a number", doc(meta(namespace+","+dimensions+`,"Metrics":[{"Name":"time","Unit":1}]`), "")},
 		{"a resolution of 30", doc(meta(namespace+","+dimensions+`,"Metrics":[{"Name":"time","StorageResolution":30}]`), "")},
 		{"an unknown member of a metric", doc(meta(namespace+","+dimensions+`,"Metrics":[{"Name":"time","Value":100}]`), "")},
-		{"over 256 KB", doc(meta(namespace+","+dimensions+","+metrics), `,"padding":"`+strings.Repeat("p", emf.MaxDocumentSize)+`"`)},
+		{"over 256 KB", doc(meta(namespace+","+dimensions+","+metrics), `,"padding":"`+strings.Repeat("p", emftest.MaxDocumentSize)+`"`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := emf.Validate([]byte(tc.doc), now); err == nil {
+			if err := emftest.Validate([]byte(tc.doc), now); err == nil {
 				t.Errorf("Validate(%.300s) = nil, want an error", tc.doc)
 			}
 		})
@@ -127,7 +127,7 @@ func TestDocuments(t *testing.T) {
 		`{"_aws":` + "\n" +
 		"END RequestId: 1\n" +
 		valid
-	docs := emf.Documents([]byte(output))
+	docs := emftest.Documents([]byte(output))
 	if len(docs) != 3 || string(docs[0]) != valid || string(docs[1]) != `{"_aws":` || string(docs[2]) != valid {
 		t.Errorf("Documents = %q, want the two valid documents around the broken one", docs)
 	}
