@@ -80,6 +80,12 @@
 // a log line per invocation ([WithMetrics], [WithOutcomeLog]) are off by
 // default; they and [WithObserver] hear of each invocation's [Outcome].
 //
+// The module has one rule for options: the middleware and what wraps it
+// (this package, httpapi, batch, responsestore) take With… functions; a
+// store built on a client (github.com/gopowertools/lambda/dynamo on the
+// AWS SDK's DynamoDB client, redisstore on go-redis) takes the client and
+// func(*Options), as the AWS SDK's own clients do.
+//
 // # Zero values
 //
 // The zero [Handler] is not usable: every call returns a [*ConfigError],
