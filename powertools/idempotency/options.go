@@ -53,7 +53,7 @@ func WithEnvironment(vars map[string]string) Option {
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	return func(o *options) { o.env = vars }
+	return func(o *options) { o.env = vars; o.set("WithEnvironment") }
 }
 
 // WithEventKey sets the JMESPath expression that selects the idempotency key
@@ -102,7 +102,7 @@ func WithKeyPrefix(prefix string) Option {
 // Default: false: the handler runs without idempotency and a warning is
 // logged, as in Powertools for AWS Lambda.
 func WithKeyRequired(required bool) Option {
-	return func(o *options) { o.keyRequired = required }
+	return func(o *options) { o.keyRequired = required; o.set("WithKeyRequired") }
 }
 
 // WithExpiresAfter sets how long a completed response is replayed, counted
@@ -181,7 +181,7 @@ func WithReplayHook[Out any](hook func(ctx context.Context, out Out, rec *Record
 //
 // Default: time.Now.
 func WithClock(now func() time.Time) Option {
-	return func(o *options) { o.clock = now }
+	return func(o *options) { o.clock = now; o.set("WithClock") }
 }
 
 // WithLogger sets where warnings and errors go. Unless [WithOutcomeLog] is
@@ -194,7 +194,7 @@ func WithClock(now func() time.Time) Option {
 // Default: slog.Default(), looked up when logging, so that a logger set with
 // slog.SetDefault after the wrapper was built is used.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.logger = l }
+	return func(o *options) { o.logger = l; o.set("WithLogger") }
 }
 
 // WithJMESPathFunctions makes fns callable from the key and payload
@@ -213,7 +213,7 @@ func WithLogger(l *slog.Logger) Option {
 // Default: none.
 func WithJMESPathFunctions(fns ...jmespath.Function) Option {
 	fns = append([]jmespath.Function(nil), fns...)
-	return func(o *options) { o.functions = fns }
+	return func(o *options) { o.functions = fns; o.set("WithJMESPathFunctions") }
 }
 
 // WithDecodeLimit sets, in bytes, the largest output that the key and
@@ -239,7 +239,7 @@ func WithDecodeLimit(n int) Option {
 //
 // Default: false, float64 as json.Unmarshal decodes.
 func WithUseNumber(useNumber bool) Option {
-	return func(o *options) { o.useNumber = useNumber }
+	return func(o *options) { o.useNumber = useNumber; o.set("WithUseNumber") }
 }
 
 // WithDisallowUnknownFields makes an event with a member that the
@@ -250,7 +250,7 @@ func WithUseNumber(useNumber bool) Option {
 //
 // Default: false: unknown members are ignored.
 func WithDisallowUnknownFields(disallow bool) Option {
-	return func(o *options) { o.disallowUnknown = disallow }
+	return func(o *options) { o.disallowUnknown = disallow; o.set("WithDisallowUnknownFields") }
 }
 
 // WithDisabled turns idempotency off: the handler runs directly, with no
