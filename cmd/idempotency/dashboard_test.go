@@ -203,14 +203,22 @@ func TestDashboardReadsTheWrittenMetrics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Its key, of an event keyed whole without validation,
+			// which changes no prefix.
 			f.Env[template.FunctionNameEnv] = handler.Setting{Value: "deployed-name", Source: "Lambda"}
+			f.Code["EventKey"] = handler.Setting{Value: "", Source: "the test"}
+			f.Code["PayloadValidation"] = handler.Setting{Value: "", Source: "the test"}
 			w, err := handler.New(f, time.Now)
-			var prefix handler.Resolved
+			var key string
 			if err == nil {
-				prefix, _ = w.Setting("KeyPrefix")
+				var d *handler.Delivery
+				d, err = w.Deliver(t.Context(), []byte(`{"a":1}`), func(context.Context, string) (*idempotency.Record, error) { return nil, nil })
+				if err == nil {
+					key = d.Key
+				}
 			}
-			if prefix.Value != "deployed-name" {
-				t.Errorf("%s: the key prefix of %s is %q (%v), not its name: the alarm's KeyPrefix dimension is wrong", id, fn.ID, prefix.Value, err)
+			if prefix, _ := keyPrefix(key); prefix != "deployed-name" {
+				t.Errorf("%s: the key of %s is %q (%v), not of its name: the alarm's KeyPrefix dimension is wrong", id, fn.ID, key, err)
 			}
 		}
 	}

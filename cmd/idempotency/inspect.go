@@ -175,8 +175,14 @@ func (c *cli) printSettings(w *handler.Wrapper, key string) {
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	for _, s := range w.Settings {
 		value := s.Value
-		if prefix, ok := keyPrefix(key); ok && s.Name == "KeyPrefix" {
-			value = prefix
+		if s.Name == "KeyPrefix" {
+			prefix, ok := keyPrefix(key)
+			switch {
+			case ok:
+				value = prefix
+			case value == "":
+				continue // the library makes it, and the event has no key to show it
+			}
 		}
 		fmt.Fprintf(tw, "    %s\t%s\t%s\n", s.Name, escape(fmt.Sprintf("%q", value)), escape("from "+s.Source))
 	}

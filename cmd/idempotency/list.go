@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -75,9 +74,8 @@ func (c *cli) list(ctx context.Context, args []string) int {
 	// environment (the expiry, an abandon policy), with the flag on top.
 	functions := handler.Function{Code: map[string]handler.Setting{}, Env: map[string]handler.Setting{}}
 	for _, kv := range c.environ() {
-		if name, value, _ := strings.Cut(kv, "="); slices.Contains(handler.Variables, name) {
-			functions.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
-		}
+		name, value, _ := strings.Cut(kv, "=")
+		functions.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
 	}
 	if *expiresAfter != 0 {
 		functions.Code["ExpiresAfter"] = handler.Setting{Value: expiresAfter.String(), Source: "--expires-after"}

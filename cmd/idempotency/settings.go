@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -53,8 +52,7 @@ func (o *optString) Set(s string) error {
 }
 
 // codeFlags are the flags of the settings a function's code gives, one
-// per entry of Metadata.Idempotency (handler.Entries) but KeyRequired,
-// which is a switch.
+// per entry of Metadata.Idempotency but KeyRequired, which is a switch.
 var codeFlags = []struct{ entry, name, usage string }{
 	{"WrapFunc", "wrap-func", "the `name` given to idempotency.WrapFunc, when the key is taken from its argument: EVENT_FILE is then that argument's JSON"},
 	{"EventKey", "event-key", "the key `expression` (WithEventKey; \"\" for the whole event)"},
@@ -100,9 +98,7 @@ func (t *target) function(environ func() []string) (handler.Function, string, er
 	table := ""
 	for _, kv := range environ() {
 		name, value, _ := strings.Cut(kv, "=")
-		if slices.Contains(handler.Variables, name) {
-			f.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
-		}
+		f.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
 		if name == template.TableEnv {
 			table = value
 		}

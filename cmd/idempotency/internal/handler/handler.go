@@ -5,10 +5,11 @@
 // function would not start.
 //
 // The settings come from what the function's code gives outright (its
-// Metadata.Idempotency in a template, or the command's flags) and from its
-// environment, and reach the library as options only: the command never
-// changes its own process environment, which the library would otherwise
-// read. Each setting keeps where it came from, for the operator to see.
+// Metadata.Idempotency in a template, or the command's flags), each read
+// into its option, and from its environment, given with
+// idempotency.WithEnvironment: the library resolves them as it does in the
+// function, and says which option or variable gave each setting
+// (internal/settingsource), for the operator to see where it came from.
 package handler
 
 import (
@@ -16,13 +17,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
+	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -39,11 +40,10 @@ type Setting struct {
 // Function is what a function's idempotency depends on.
 type Function struct {
 	// Code is what its code gives outright, by the name of the entry of
-	// Metadata.Idempotency that declares it (see Entries): it wins over
-	// the environment, as an option given in code does.
+	// Metadata.Idempotency that declares it (see entries).
 	Code map[string]Setting
-	// Env is its environment, by variable name (see Variables); an empty
-	// value is unset, as for the library.
+	// Env is its environment, by variable name: the library reads its
+	// own variables there, and nowhere else.
 	Env map[string]Setting
 }
 
@@ -61,7 +61,8 @@ type Resolved struct {
 // runs anything: it reports that a delivery reached it.
 type Wrapper struct {
 	// Settings are the function's settings, each with where it came from:
-	// WrapFunc (for a function wrapper), KeyPrefix, EventKey,
+	// WrapFunc (for a function wrapper), KeyPrefix (with no Value when
+	// the library makes it: the key shows it), EventKey,
 	// PayloadValidation, KeyRequired, ExpiresAfter, Compatibility, Hash,
 	// PythonHandler (in PowertoolsPython's mode) and AbandonPolicy, then
 	// the settings of the environment that are set: a disabled wrapper,
@@ -70,10 +71,7 @@ type Wrapper struct {
 	// ExpiresAfter is the record expiry.
 	ExpiresAfter time.Duration
 
-	deliver func(ctx context.Context, event []byte) error
-	// keyOf is the handler's KeyOf; nil for a function wrapper, whose
-	// key is the one its store is asked for.
-	keyOf func(event []byte) (key, hash string, err error)
+	built
 }
 
 // Setting returns the setting name of Settings.
@@ -90,109 +88,107 @@ func (w *Wrapper) Setting(name string) (Resolved, bool) {
 var discard = slog.New(slog.DiscardHandler)
 
 // New builds the wrapper of f, by idempotency.New for a handler, or
-// idempotency.NewFunc for a function wrapper (Code's WrapFunc), which
+// idempotency.WrapFunc for a function wrapper (Code's WrapFunc), which
 // reads its argument's JSON as an event; now is its clock.
 //
 // Its errors are a *DeclarationError for an entry of Code that cannot be
-// read, and otherwise what keeps the function from starting: a
-// *idempotency.ConfigError, for a value of its environment that the
-// library would refuse as it refuses it, or the library's own.
-//
-// The library reads AWS_LAMBDA_FUNCTION_NAME from the process environment
-// for a function wrapper's key prefix, with no option to give it: New
-// refuses to build one when that variable differs from f's.
+// read, ErrNoPrefix when the function would start once it has a name,
+// and otherwise what keeps the function from starting: the library's
+// *idempotency.ConfigError, with where the setting it names was given.
 func New(f Function, now func() time.Time) (*Wrapper, error) {
-	if err := checkEntries(f.Code); err != nil {
+	opts, err := f.options()
+	if err != nil {
 		return nil, err
 	}
-	r := &resolver{f: f, options: map[string]given{}}
 	wrap, wrapper := f.Code["WrapFunc"]
-	r.wrapper = wrapper
-	if wrapper {
-		r.show("WrapFunc", wrap.Value, wrap.Source)
+	// The function's own wrapper, as it is built at cold start: what it
+	// refuses, the command refuses.
+	if _, err := build(wrapper, wrap.Value, append(opts, idempotency.WithLogger(discard))); err != nil {
+		if f.startsNamed(wrapper, wrap.Value, opts) {
+			return nil, ErrNoPrefix
+		}
+		return nil, f.explain(err)
 	}
-	w := &Wrapper{}
-	r.str("EventKey", EventKeyEnv, "WithEventKey", true, idempotency.WithEventKey)
-	r.str("PayloadValidation", ValidationEnv, "WithPayloadValidation", true, idempotency.WithPayloadValidation)
-	if _, err := parse(r, "KeyRequired", "", "WithKeyRequired", false, readBool, idempotency.WithKeyRequired, "false", nil); err != nil {
-		return nil, err
-	}
-	expires, err := parse(r, "ExpiresAfter", ExpiresAfterEnv, "WithExpiresAfter", false, readDuration, idempotency.WithExpiresAfter, defaultExpiresAfter.String(), idempotency.WithExpiresAfter(defaultExpiresAfter))
+	sources, err := settingsource.Of(opts, wrapper)
 	if err != nil {
-		return nil, err
+		return nil, f.explain(err)
 	}
-	w.ExpiresAfter = defaultExpiresAfter
-	if expires != nil {
-		w.ExpiresAfter = *expires
-	}
-	compat, err := parse(r, "Compatibility", CompatibilityEnv, "WithCompatibility", false, readCompatibility, idempotency.WithCompatibility, idempotency.OwnFormat.String(), idempotency.WithCompatibility(idempotency.OwnFormat))
-	if err != nil {
-		return nil, err
-	}
-	python := compat != nil && *compat == idempotency.PowertoolsPython
-	defaultHash := "sha256"
-	if compat != nil && *compat != idempotency.OwnFormat {
-		defaultHash = "md5"
-	}
-	// 0: the mode's own default.
-	if _, err := parse(r, "Hash", HashEnv, "WithHash", false, readHash, idempotency.WithHash, defaultHash, idempotency.WithHash(0)); err != nil {
-		return nil, err
-	}
-	if _, err := parse(r, "AbandonPolicy", AbandonPolicyEnv, "WithAbandonPolicy", false, readAbandonPolicy, idempotency.WithAbandonPolicy, idempotency.AbandonRetry.String(), idempotency.WithAbandonPolicy(idempotency.AbandonRetry)); err != nil {
-		return nil, err
-	}
-	// Settings of the environment only, shown when set.
-	disabled, err := parse(r, "", DisabledEnv, "WithDisabled", false, readBool, idempotency.WithDisabled, "", idempotency.WithDisabled(false))
-	if err != nil {
-		return nil, err
-	}
-	r.disabled = disabled != nil && *disabled
-	if _, err := parse(r, "", WaitEnv, "WithWaitForInProgress", false, readBool, idempotency.WithWaitForInProgress, "", nil); err != nil {
-		return nil, err
-	}
-	if _, err := parse(r, "", LeaseBeyondEnv, "WithLeaseBeyondDeadline", false, readDuration, idempotency.WithLeaseBeyondDeadline, "", idempotency.WithLeaseBeyondDeadline(0)); err != nil {
-		return nil, err
-	}
-	if err := r.telemetry(); err != nil {
-		return nil, err
-	}
-	name, err := r.keyPrefix(wrap, python)
-	if err != nil {
-		return nil, err
-	}
-	// The probe's: a delivery that meets an invocation in progress is
-	// told so at once, rather than waiting for it; what was told
-	// goes to the delivery's probe.
-	opts := append(r.opts,
+	w := &Wrapper{Settings: f.settings(sources, wrapper)}
+	expires, _ := w.Setting("ExpiresAfter")
+	w.ExpiresAfter, _ = readDuration(expires.Value) // the library read it so
+	// The probe is the function's wrapper but for what it does besides
+	// answering: a delivery that meets an invocation in progress is told
+	// so at once, rather than waiting for it; what it was told goes to
+	// the delivery's probe, and no metrics to standard output.
+	p, err := build(wrapper, wrap.Value, append(opts,
 		idempotency.WithWaitForInProgress(false),
+		idempotency.WithMetrics(nil),
 		idempotency.WithLogger(discard),
 		idempotency.WithClock(now),
 		idempotency.WithObserver(observe),
-	)
+	))
+	if err != nil {
+		return nil, f.explain(err)
+	}
+	w.built = *p
+	return w, nil
+}
+
+// built is a wrapper that the library built over the probe's store.
+type built struct {
+	deliver func(ctx context.Context, event []byte) error
+	// keyOf is the handler's KeyOf; nil for a function wrapper, whose
+	// key is the one its store is asked for.
+	keyOf func(event []byte) (key, hash string, err error)
+}
+
+// build builds the library's handler with opts, or its function wrapper
+// named name, over the probe's store, and returns its *ConfigError.
+func build(wrapper bool, name string, opts []idempotency.Option) (*built, error) {
 	var s store
 	if wrapper {
 		var fn func(context.Context, json.RawMessage) (json.RawMessage, error)
 		if err := idempotencytest.ConfigError(func() { fn = idempotency.WrapFunc(name, s, reach, opts...) }); err != nil {
-			return nil, r.explain(err)
+			return nil, err
 		}
-		w.deliver = func(ctx context.Context, event []byte) error {
+		return &built{deliver: func(ctx context.Context, event []byte) error {
 			_, err := fn(ctx, event)
 			return err
-		}
-	} else {
-		h, err := idempotency.New(s, reach, opts...)
-		if err != nil {
-			return nil, r.explain(err)
-		}
-		w.deliver = func(ctx context.Context, event []byte) error {
+		}}, nil
+	}
+	h, err := idempotency.New(s, reach, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &built{
+		deliver: func(ctx context.Context, event []byte) error {
 			_, err := h.Invoke(ctx, event)
 			return err
-		}
-		w.keyOf = h.KeyOf
-	}
-	w.Settings = r.ordered()
-	return w, nil
+		},
+		keyOf: h.KeyOf,
+	}, nil
 }
+
+// startsNamed reports whether f, which does not start, has no name and
+// would start with one: its key starts with the deployed function's name,
+// which a template does not know before it is deployed.
+func (f Function) startsNamed(wrapper bool, name string, opts []idempotency.Option) bool {
+	if f.Env[FunctionNameEnv].Value != "" {
+		return false
+	}
+	env := map[string]string{FunctionNameEnv: "function"}
+	for variable, s := range f.Env {
+		if variable != FunctionNameEnv {
+			env[variable] = s.Value
+		}
+	}
+	_, err := build(wrapper, name, append(opts, idempotency.WithEnvironment(env), idempotency.WithLogger(discard)))
+	return err == nil
+}
+
+// ErrNoPrefix is the error of a function that would start once it had a
+// name, which a template does not know before it is deployed.
+var ErrNoPrefix = errors.New("no key prefix: the key starts with the deployed function's name (" + FunctionNameEnv + "), which nothing gives")
 
 // Records is the wrapper of f for a record that is looked up by its key
 // rather than by an event: f's settings, but a handler's, keyed on the
@@ -212,54 +208,21 @@ func Records(f Function, now func() time.Time) (*Wrapper, error) {
 	return New(Function{Code: code, Env: f.Env}, now)
 }
 
-// telemetry resolves the metrics and the outcome log, which a probe
-// writes nowhere, so that their settings are checked as the function
-// checks them.
-func (r *resolver) telemetry() error {
-	var metrics io.Writer
-	off := false
-	if s, variable, ok := r.lookup("", MetricsDisabledEnv, false); ok {
-		v, err := readBool(s.Value)
-		if err != nil {
-			return badValue(s, variable, err)
-		}
-		off = v
-	}
-	if s, variable, ok := r.lookup("", MetricsEnv, true); ok && !off {
-		on, err := readBool(s.Value)
-		if err != nil {
-			return badValue(s, variable, err)
-		}
-		if on {
-			metrics = io.Discard
-		}
-	}
-	r.opts = append(r.opts, idempotency.WithMetrics(metrics))
-	if s, variable, ok := r.lookup("", MetricsNamespaceEnv, false); ok {
-		r.give("WithMetricsNamespace", s, variable, idempotency.WithMetricsNamespace(s.Value))
-	} else {
-		r.opts = append(r.opts, idempotency.WithMetricsNamespace(defaultMetricsNamespace))
-	}
-	_, err := parse(r, "", OutcomeLogEnv, "WithOutcomeLog", true, readBool, idempotency.WithOutcomeLog, "", idempotency.WithOutcomeLog(false))
-	return err
-}
-
-// explain names, in a *idempotency.ConfigError of the library, the
-// variable or the entry that gave the option it names, rather than the
-// option the command gave.
-func (r *resolver) explain(err error) error {
+// explain adds to the library's *idempotency.ConfigError where the
+// option or the variable that it names was given.
+func (f Function) explain(err error) error {
 	ce, ok := errors.AsType[*idempotency.ConfigError](err)
 	if !ok {
 		return err
 	}
-	g, ok := r.options[ce.Name]
-	switch {
-	case !ok || g.Source == "":
-		return err
-	case g.variable != "":
-		return fmt.Errorf("%w (%s)", &idempotency.ConfigError{Name: g.variable, Err: ce.Err}, g.Source)
+	s, ok := f.given(ce.Name)
+	if ce.Name == "name" {
+		s, ok = f.Code["WrapFunc"]
 	}
-	return fmt.Errorf("%w (%s)", err, g.Source)
+	if !ok || s.Source == "" {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, s.Source)
 }
 
 // reach is the probe's handler: it runs nothing, and says that a delivery
@@ -280,9 +243,7 @@ func FromTemplate(fn *template.Function) (Function, error) {
 		f.Code[entry] = Setting{Value: value, Source: "Metadata." + template.MetadataKey + "." + entry}
 	}
 	for name, value := range fn.Env() {
-		if slices.Contains(Variables, name) {
-			f.Env[name] = Setting{Value: value, Source: name + " in the template"}
-		}
+		f.Env[name] = Setting{Value: value, Source: name + " in the template"}
 	}
 	if name, ok := fn.Name(); ok {
 		f.Env[FunctionNameEnv] = Setting{Value: name, Source: "FunctionName in the template"}

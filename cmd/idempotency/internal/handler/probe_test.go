@@ -180,8 +180,8 @@ func TestMeet(t *testing.T) {
 func TestSettings(t *testing.T) {
 	setProcessEnv(t, nil)
 	f := Function{
-		Code: map[string]Setting{"EventKey": {"order_id", "--event-key"}, "Hash": {"sha1", "Metadata.Idempotency.Hash"}},
-		Env:  env(FunctionNameEnv, "orders", EventKeyEnv, "ignored", ExpiresAfterEnv, "2h", CompatibilityEnv, "python", PythonHandlerEnv, "app.handler"),
+		Code: map[string]Setting{"EventKey": {"order_id", "--event-key"}, "Hash": {"sha1", "Metadata.Idempotency.Hash"}, "KeyRequired": {"yes", "--key-required"}},
+		Env:  env(FunctionNameEnv, "orders", EventKeyEnv, "ignored", ExpiresAfterEnv, "2h", CompatibilityEnv, "python", PythonHandlerEnv, "app.handler", WaitEnv, "on"),
 	}
 	w, err := New(f, time.Now)
 	if err != nil {
@@ -192,15 +192,16 @@ func TestSettings(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s=%s (%s)", s.Name, s.Value, s.Source))
 	}
 	want := []string{
-		"KeyPrefix=orders.app.handler (<function>.<handler>: AWS_LAMBDA_FUNCTION_NAME from AWS_LAMBDA_FUNCTION_NAME in the template, PythonHandler from POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER in the template)",
+		"KeyPrefix= (<function>.<handler>: AWS_LAMBDA_FUNCTION_NAME from AWS_LAMBDA_FUNCTION_NAME in the template, PythonHandler from POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER in the template)",
 		"EventKey=order_id (--event-key)",
 		"PayloadValidation= (" + DefaultSource + ")",
-		"KeyRequired=false (" + DefaultSource + ")",
+		"KeyRequired=yes (--key-required)",
 		"ExpiresAfter=2h (POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER in the template)",
 		"Compatibility=python (POWERTOOLS_IDEMPOTENCY_COMPATIBILITY in the template)",
 		"Hash=sha1 (Metadata.Idempotency.Hash)",
 		"PythonHandler=app.handler (POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER in the template)",
 		"AbandonPolicy=retry (" + DefaultSource + ")",
+		WaitEnv + "=on (" + WaitEnv + " in the template)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("settings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -239,8 +240,14 @@ func TestSettings(t *testing.T) {
 		})
 	}
 
+	// The library reads the function's name from f alone, not from the
+	// process.
 	t.Setenv(FunctionNameEnv, "another")
-	if _, err := New(Function{Code: code("WrapFunc", "w"), Env: env(FunctionNameEnv, "orders")}, time.Now); err == nil || !strings.Contains(err.Error(), "another") {
-		t.Errorf("a function wrapper, the process's name not the function's: %v", err)
+	w, err = New(Function{Code: code("WrapFunc", "w"), Env: env(FunctionNameEnv, "orders")}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := w.Deliver(t.Context(), []byte(`{"a":1}`), func(context.Context, string) (*idempotency.Record, error) { return nil, nil }); err != nil || !strings.HasPrefix(d.Key, "orders.w#") {
+		t.Errorf("a function wrapper, another name in the process: %+v, %v; want the key of orders.w", d, err)
 	}
 }
