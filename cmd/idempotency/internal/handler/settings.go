@@ -137,11 +137,6 @@ func (f Function) settings(sources map[string]string, wrapper bool) []Resolved {
 		if src, ok := sources[option]; ok {
 			return f.given(src)
 		}
-		if option == "WithKeyRequired" {
-			// The library does not record who gave WithKeyRequired,
-			// which no variable spells: only the code can have.
-			return f.given(option)
-		}
 		return Setting{}, false
 	}
 	setting := func(name, def string) Setting {
