@@ -214,7 +214,8 @@ func TestListAcrossNodesAndPages(t *testing.T) {
 }
 
 // clusterNodes returns on how many nodes of the world's cluster the
-// records of keys are, by CLUSTER KEYSLOT and CLUSTER SLOTS.
+// records of keys are, by CLUSTER KEYSLOT and CLUSTER SHARDS (each shard of
+// the test cluster is one node).
 func clusterNodes(t *testing.T, w *world, keys []string) int {
 	t.Helper()
 	ctx := t.Context()
@@ -224,16 +225,18 @@ func clusterNodes(t *testing.T, w *world, keys []string) int {
 	}
 	defer client.Close()
 	c := client.(*redis.ClusterClient)
-	slots, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := map[string]bool{}
+	nodes := map[int]bool{}
 	for _, key := range keys {
-		slot := int(c.ClusterKeySlot(ctx, w.redisPrefix+key).Val())
-		for _, r := range slots {
-			if r.Start <= slot && slot <= r.End {
-				nodes[r.Nodes[0].Addr] = true
+		slot := c.ClusterKeySlot(ctx, w.redisPrefix+key).Val()
+		for i, shard := range shards {
+			for _, r := range shard.Slots {
+				if r.Start <= slot && slot <= r.End {
+					nodes[i] = true
+				}
 			}
 		}
 	}

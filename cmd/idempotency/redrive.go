@@ -305,7 +305,6 @@ func (r *redrive) receive(ctx context.Context, n int, visibility int32) ([]types
 		VisibilityTimeout:           visibility,
 		MessageAttributeNames:       []string{"All"},
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
-		AttributeNames:              []types.QueueAttributeName{types.QueueAttributeNameAll}, //nolint:staticcheck // moto reads the older parameter
 	})
 	if err != nil {
 		return nil, fmt.Errorf("receive from %s: %w", r.dlq.url, err)

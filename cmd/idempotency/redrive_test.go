@@ -102,7 +102,6 @@ func (q *queues) drain(t *testing.T, url string) []types.Message {
 			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 0,
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
-			AttributeNames:              []types.QueueAttributeName{types.QueueAttributeNameAll}, //nolint:staticcheck // moto reads the older parameter
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -75,7 +75,6 @@ func (m *eventSourceMapping) run(ctx context.Context, ems []*emulator.Emulator) 
 			QueueUrl:                    aws.String(m.queueURL),
 			MaxNumberOfMessages:         10,
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
-			AttributeNames:              []types.QueueAttributeName{types.QueueAttributeNameAll}, //nolint:staticcheck // moto reads the older parameter
 		})
 		m.sqsMu.Unlock()
 		switch {

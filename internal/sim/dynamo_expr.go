@@ -281,11 +281,13 @@ func (p *condParser) operand(t string) (string, error) {
 func checkPlaceholders(pc parsedCond, names map[string]string, values map[string]types.AttributeValue) error {
 	for _, n := range pc.names {
 		if _, ok := names[n]; !ok {
+			//lint:ignore ST1005 DynamoDB's own message, word for word
 			return fmt.Errorf("An expression attribute name used in the document path is not defined; attribute name: %s", n)
 		}
 	}
 	for _, v := range pc.vals {
 		if _, ok := values[v]; !ok {
+			//lint:ignore ST1005 DynamoDB's own message, word for word
 			return fmt.Errorf("An expression attribute value used in expression is not defined; attribute value: %s", v)
 		}
 	}

@@ -120,7 +120,7 @@ func TestScanOnServers(t *testing.T) {
 				t.Errorf("%d keys scanned in %d pages, want at least %d in several", scanned, pages, len(want)+3)
 			}
 			if cc, ok := c.(*redis.ClusterClient); ok {
-				if n := len(nodesOf(t, cc, slices.Collect(maps.Keys(want)), s.opts.KeyPrefix)); n != 3 {
+				if n := nodesOf(t, cc, slices.Collect(maps.Keys(want)), s.opts.KeyPrefix); n != 3 {
 					t.Errorf("the records are on %d nodes, want all 3", n)
 				}
 				mu.Lock()
@@ -209,25 +209,28 @@ func (h *hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 	}
 }
 
-// nodesOf returns the addresses of the cluster nodes that hold keys, by
-// CLUSTER KEYSLOT and CLUSTER SLOTS, independently of Scan.
-func nodesOf(t *testing.T, c *redis.ClusterClient, keys []string, prefix string) map[string]bool {
+// nodesOf returns on how many cluster nodes keys are, by CLUSTER KEYSLOT
+// and CLUSTER SHARDS (each shard of the test cluster is one node),
+// independently of Scan.
+func nodesOf(t *testing.T, c *redis.ClusterClient, keys []string, prefix string) int {
 	t.Helper()
 	ctx := t.Context()
-	slots, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := map[string]bool{}
+	nodes := map[int]bool{}
 	for _, key := range keys {
-		slot := int(c.ClusterKeySlot(ctx, prefix+key).Val())
-		for _, r := range slots {
-			if r.Start <= slot && slot <= r.End {
-				nodes[r.Nodes[0].Addr] = true
+		slot := c.ClusterKeySlot(ctx, prefix+key).Val()
+		for i, shard := range shards {
+			for _, r := range shard.Slots {
+				if r.Start <= slot && slot <= r.End {
+					nodes[i] = true
+				}
 			}
 		}
 	}
-	return nodes
+	return len(nodes)
 }
 
 func TestGlobEscape(t *testing.T) {

@@ -37,6 +37,7 @@ func (f *Function) Declared() (map[string]string, error) {
 		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
+		//lint:ignore ST1005 Metadata is the template's key, spelled as written
 		return nil, fmt.Errorf("Metadata.%s is not a mapping", MetadataKey)
 	}
 	entries := map[string]string{}
@@ -44,6 +45,7 @@ func (f *Function) Declared() (map[string]string, error) {
 	for i, k := range keys {
 		s, ok := f.t.String(values[i])
 		if !ok {
+			//lint:ignore ST1005 Metadata is the template's key, spelled as written
 			return nil, fmt.Errorf("Metadata.%s.%s is not a string", MetadataKey, k)
 		}
 		entries[k] = s
