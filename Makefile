@@ -1,8 +1,9 @@
 # Makefile for github.com/gopowertools/lambda.
 #
-#   make test     install the pinned tools, check formatting, lint the
-#                 template, run the docs' sam commands, then vet and test
-#                 everything against real servers
+#   make test     install the pinned tools, check formatting, run
+#                 staticcheck, lint the template, run the docs' sam
+#                 commands, then vet and test everything against real
+#                 servers
 #   make tools    install the pinned tools under .tools/ (fast when installed)
 #   make help     list the targets
 #
@@ -35,7 +36,7 @@ help: ## list the targets
 # ------------------------------------------------------------------- tools
 
 .PHONY: tools tools-versions
-tools: ## install moto, cfn-lint, dynalite, aws-lambda-rie, valkey-server, the SAM CLI and Powertools Python and TypeScript, pinned, under .tools/
+tools: ## install moto, cfn-lint, dynalite, aws-lambda-rie, valkey-server, the SAM CLI, staticcheck and Powertools Python and TypeScript, pinned, under .tools/
 	@scripts/tools.sh
 	@bench/powertools/install.sh
 
@@ -44,7 +45,7 @@ tools-versions: ## print the pinned and the installed tool versions
 
 # ------------------------------------------------------------------ checks
 
-.PHONY: fmt-check vet lint-template sam-check
+.PHONY: fmt-check vet staticcheck lint-template sam-check
 fmt-check: ## fail when a Go file is not gofmt-ed
 	$(call step,gofmt -l)
 	@out=$$(gofmt -l $(GO_FILES)); \
@@ -53,6 +54,16 @@ fmt-check: ## fail when a Go file is not gofmt-ed
 vet: ## go vet the main module
 	$(call step,go vet ./...)
 	@$(GO) vet ./...
+
+# bench/ is a module of its own (its go.mod), so it is checked on its own.
+staticcheck: ## staticcheck the main module and the bench/ module
+	@scripts/tools.sh staticcheck
+	$(call step,staticcheck ./...)
+	@$(TOOLS)/bin/staticcheck ./...
+	@if [[ -f bench/go.mod ]]; then \
+		printf '\n==> cd bench && staticcheck ./...\n'; \
+		cd bench && ../$(TOOLS)/bin/staticcheck ./...; \
+	fi
 
 lint-template: ## cfn-lint template.yaml and the examples' templates
 	@if [[ -f template.yaml ]]; then \
@@ -81,7 +92,7 @@ sam-check: ## run the sam validate --lint and sam build of docs/deploying.md and
 GO_MIN := $(shell sed -n 's/^go //p' go.mod)
 
 .PHONY: test test-with-servers go-test bench-test test-go-min
-test: tools fmt-check lint-template sam-check build ## everything CI runs, against real servers
+test: tools fmt-check staticcheck lint-template sam-check build ## everything CI runs, against real servers
 	$(call step,starting the test servers)
 	@scripts/with-servers.sh $(MAKE) test-with-servers
 

