@@ -3,10 +3,10 @@ package batch_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -21,12 +21,21 @@ func TestConcurrencyBound(t *testing.T) {
 		{1, 10}, {2, 10}, {5, 10}, {10, 10}, {16, 10},
 	} {
 		t.Run(fmt.Sprintf("concurrency=%d/records=%d", tt.concurrency, tt.records), func(t *testing.T) {
-			var inFlight, maxSeen atomic.Int32
+			want := int32(min(tt.concurrency, tt.records))
+			var inFlight, maxSeen, calls atomic.Int32
+			allIn := make(chan struct{})
 			fn := func(context.Context, events.SQSMessage) error {
 				n := inFlight.Add(1)
 				for m := maxSeen.Load(); n > m && !maxSeen.CompareAndSwap(m, n); m = maxSeen.Load() {
 				}
-				time.Sleep(5 * time.Millisecond)
+				// The first want calls wait for each other, so the bound
+				// is reached whatever the scheduler does.
+				if c := calls.Add(1); c <= want {
+					if c == want {
+						close(allIn)
+					}
+					meet(t, allIn)
+				}
 				inFlight.Add(-1)
 				return nil
 			}
@@ -39,7 +48,6 @@ func TestConcurrencyBound(t *testing.T) {
 			if len(res.Failures) != 0 {
 				t.Fatal(res.Failures)
 			}
-			want := int32(min(tt.concurrency, tt.records))
 			if got := maxSeen.Load(); got != want {
 				t.Errorf("max in flight = %d, want %d", got, want)
 			}
@@ -57,10 +65,19 @@ func TestResultsInRecordOrder(t *testing.T) {
 	}
 	var finished []string
 	done := make(chan string, n)
+	// Record i finishes once record i+1 has: the last record finishes
+	// first.
+	gates := make([]chan struct{}, n)
+	for i := range gates {
+		gates[i] = make(chan struct{})
+	}
 	fn := func(_ context.Context, msg events.SQSMessage) error {
 		i := slices.Index(ids, msg.MessageId)
-		time.Sleep(time.Duration(n-i) * 2 * time.Millisecond)
+		if i+1 < n {
+			meet(t, gates[i+1])
+		}
 		done <- msg.MessageId
+		close(gates[i])
 		if i%3 != 1 {
 			return errBoom
 		}
@@ -91,20 +108,25 @@ func TestResultsInRecordOrder(t *testing.T) {
 	}
 }
 
-// TestNoGoroutineOutlivesTheCall: after the call, the goroutine count is
-// back where it was (workers end before the call returns).
+// TestNoGoroutineOutlivesTheCall: workers end before the call returns.
+// The call runs in a synctest bubble, and synctest.Test fails (deadlock)
+// when a goroutine of the bubble is left blocked after it.
 func TestNoGoroutineOutlivesTheCall(t *testing.T) {
-	before := runtime.NumGoroutine()
-	p, _ := batch.New(batch.WithConcurrency(8), quiet())
-	fn, _ := behave([]string{"m3"}, []string{"m5"})
-	p.SQS(context.Background(), sqsEvent(standardARN, "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"), fn)
-	// A worker has called wg.Done when the call returns, but the runtime
-	// may take a moment to reap it.
-	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if after := runtime.NumGoroutine(); after > before {
-		t.Errorf("goroutines: %d before, %d after", before, after)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := batch.New(batch.WithConcurrency(8), quiet())
+		fn, _ := behave([]string{"m3"}, []string{"m5"})
+		p.SQS(context.Background(), sqsEvent(standardARN, "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"), fn)
+	})
+}
+
+// meet waits until ch is closed, for at most ten seconds, so that a
+// processor that never runs the waiting records together fails the test
+// instead of hanging it.
+func meet(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Error("records meant to run at the same time did not")
 	}
 }

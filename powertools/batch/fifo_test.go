@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -130,6 +129,8 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 		inFlight atomic.Int32
 		maxSeen  atomic.Int32
 		overlap  bool
+		calls    atomic.Int32
+		allIn    = make(chan struct{})
 	)
 	fn := func(_ context.Context, msg events.SQSMessage) error {
 		g := msg.Attributes["MessageGroupId"]
@@ -143,7 +144,14 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 		n := inFlight.Add(1)
 		for m := maxSeen.Load(); n > m && !maxSeen.CompareAndSwap(m, n); m = maxSeen.Load() {
 		}
-		time.Sleep(2 * time.Millisecond)
+		// The first three calls wait for each other: one per worker, so
+		// three groups are in flight at once.
+		if c := calls.Add(1); c <= 3 {
+			if c == 3 {
+				close(allIn)
+			}
+			meet(t, allIn)
+		}
 		inFlight.Add(-1)
 		mu.Lock()
 		running[g] = false
@@ -158,8 +166,8 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 	if overlap {
 		t.Error("two records of one group ran at the same time")
 	}
-	if m := maxSeen.Load(); m > 3 || m < 2 {
-		t.Errorf("max in flight = %d, want groups in parallel, at most 3", m)
+	if m := maxSeen.Load(); m != 3 {
+		t.Errorf("max in flight = %d, want 3 groups in parallel", m)
 	}
 	for g, ids := range perGroup {
 		for i, id := range ids {

@@ -27,16 +27,33 @@ func orderEvent(msgIDs, orderIDs []string) events.SQSEvent {
 }
 
 // effects counts the runs of the wrapped effect per order id and records
-// the idempotency key each run saw.
+// the idempotency key each run saw. The first run of order hold waits
+// until meet duplicates have been turned away with an InProgressError
+// (each reported on turnedAway), so that concurrent duplicates meet.
 type effects struct {
-	mu   sync.Mutex
-	runs map[string]int
-	keys map[string]string
+	mu         sync.Mutex
+	runs       map[string]int
+	keys       map[string]string
+	hold       string
+	meet       int
+	turnedAway chan struct{}
 }
 
 func (e *effects) fn(ctx context.Context, o order) (string, error) {
 	key, _ := idempotency.KeyFromContext(ctx)
-	time.Sleep(time.Millisecond) // long enough for concurrent duplicates to meet
+	e.mu.Lock()
+	first := e.runs[o.OrderID] == 0
+	e.mu.Unlock()
+	if o.OrderID == e.hold && first {
+		timeout := time.After(10 * time.Second)
+		for range e.meet {
+			select {
+			case <-e.turnedAway:
+			case <-timeout:
+				return "", errors.New("the duplicates never arrived")
+			}
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.runs[o.OrderID]++
@@ -49,6 +66,10 @@ func TestIdempotentRecords(t *testing.T) {
 		name        string
 		concurrency int
 		batches     [][2][]string // message ids, order ids
+		// The first run of order hold waits until meet of its duplicates
+		// have been turned away.
+		hold string
+		meet int
 	}{
 		{
 			name:    "same order twice in one batch",
@@ -67,11 +88,12 @@ func TestIdempotentRecords(t *testing.T) {
 				{{"m1", "m2", "m3", "m4"}, {"o1", "o1", "o1", "o2"}},
 				{{"m2", "m3"}, {"o1", "o1"}}, // what Lambda hands back
 			},
+			hold: "o1", meet: 2,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fx := &effects{runs: map[string]int{}, keys: map[string]string{}}
+			fx := &effects{runs: map[string]int{}, keys: map[string]string{}, hold: tt.hold, meet: tt.meet, turnedAway: make(chan struct{}, 16)}
 			store := idempotencytest.NewStore()
 			apply := idempotency.WrapFunc("apply", store, fx.fn, idempotency.WithEventKey("order_id"))
 			p, _ := batch.New(batch.WithConcurrency(max(tt.concurrency, 1)), quiet())
@@ -81,6 +103,9 @@ func TestIdempotentRecords(t *testing.T) {
 					return err
 				}
 				_, err := apply(ctx, o)
+				if errors.As(err, new(*idempotency.InProgressError)) {
+					fx.turnedAway <- struct{}{}
+				}
 				return err
 			}
 			var failed []string
@@ -113,8 +138,8 @@ func TestIdempotentRecords(t *testing.T) {
 					t.Errorf("order %s ran without an idempotency key in its context", id)
 				}
 			}
-			if tt.concurrency == 0 && len(failed) > 0 {
-				t.Errorf("sequential batches had failures %v", failed)
+			if len(failed) != tt.meet {
+				t.Errorf("failures %v, want the %d duplicates turned away while their twin held the lease", failed, tt.meet)
 			}
 		})
 	}

@@ -26,10 +26,12 @@ func TestConcurrentDuplicatesRunTheHandlerOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	var responses, inProgress atomic.Int32
 	errs := make(chan error, n)
+	returned := make(chan struct{}, n)
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { returned <- struct{}{} }()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			resp, err := h.Invoke(ctx, []byte(`{"order_id":"o-1","amount":5}`))
@@ -45,12 +47,16 @@ func TestConcurrentDuplicatesRunTheHandlerOnce(t *testing.T) {
 			}
 		}()
 	}
-	// The owner holds its lease until every other invocation has been
-	// turned away (or ten seconds have passed, so that a bug fails rather
-	// than hangs).
-	deadline := time.Now().Add(10 * time.Second)
-	for (runs.Load() == 0 || inProgress.Load() < n-1) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	// The owner holds its lease until every other invocation has returned
+	// (or ten seconds have passed, so that a bug fails rather than hangs).
+	timeout := time.After(10 * time.Second)
+wait:
+	for range n - 1 {
+		select {
+		case <-returned:
+		case <-timeout:
+			break wait
+		}
 	}
 	close(release)
 	wg.Wait()
