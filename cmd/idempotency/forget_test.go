@@ -160,10 +160,12 @@ func TestForgetRacesCompletion(t *testing.T) {
 }
 
 // TestForgetConcurrently runs forced forgets against invocations that
-// complete at the same moment, many times: whichever comes first, a
-// record is either deleted before it completed (and the invocation finds
-// its lease lost) or kept completed (and forget says it changed); never
-// is a completed response deleted.
+// complete before, after, or at the same moment, many times: whichever
+// comes first, a record is either deleted before it completed (and the
+// invocation finds its lease lost) or kept completed (and forget says it
+// changed); never is a completed response deleted.
+// TestForgetRacesCompletion puts the completion between forget's read and
+// its write.
 func TestForgetConcurrently(t *testing.T) {
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) { forgetConcurrently(t, srv.world(t)) })
@@ -180,20 +182,35 @@ func forgetConcurrently(t *testing.T, w *world) {
 		}
 		finish := w.shop.startBlocked(t, ev)
 		key := w.keyOf(t, ev)
-		var wg sync.WaitGroup
-		var r result
 		// The operator saw it INPROGRESS, and forces it.
-		wg.Go(func() { r = w.h.run(t, w.cmd("forget", "--status", "inprogress", "--force", file)...) })
-		time.Sleep(time.Duration(i) * time.Millisecond)
-		if err := finish(); err != nil {
+		forget := func() result { return w.h.run(t, w.cmd("forget", "--status", "inprogress", "--force", file)...) }
+		var r result
+		var err error
+		const forgetFirst, finishFirst, together = 0, 1, 2
+		order := i % 3
+		switch order {
+		case forgetFirst:
+			r = forget()
+			err = finish()
+		case finishFirst:
+			err = finish()
+			r = forget()
+		case together:
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Go(func() { <-start; r = forget() })
+			wg.Go(func() { <-start; err = finish() })
+			close(start)
+			wg.Wait()
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
-		wg.Wait()
 		rec := w.get(t, key)
 		switch outcome := w.shop.lastOutcome(); {
-		case r.status == exitOK && rec == nil && outcome == idempotency.OutcomeLeaseLost:
+		case order != finishFirst && r.status == exitOK && rec == nil && outcome == idempotency.OutcomeLeaseLost:
 			deleted++
-		case r.status == exitFailed && rec != nil && rec.Status == idempotency.StatusComplete && outcome == idempotency.OutcomeNew:
+		case order != forgetFirst && r.status == exitFailed && rec != nil && rec.Status == idempotency.StatusComplete && outcome == idempotency.OutcomeNew:
 			kept++
 		default:
 			t.Errorf("round %d: forget %v; record %+v; invocation %s", i, r, rec, outcome)

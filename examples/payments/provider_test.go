@@ -12,18 +12,20 @@ import (
 
 func TestProviderClientErrors(t *testing.T) {
 	tests := map[string]struct {
-		reply  func(w http.ResponseWriter)
+		reply  func(w http.ResponseWriter, r *http.Request)
 		status int // the ProviderError's StatusCode
 	}{
-		"server error":       {func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }, 500},
-		"declined":           {func(w http.ResponseWriter) { w.WriteHeader(http.StatusPaymentRequired) }, 402},
-		"reply without id":   {func(w http.ResponseWriter) { w.Write([]byte(`{}`)) }, 200},
-		"reply that is junk": {func(w http.ResponseWriter) { w.Write([]byte(`<html>`)) }, 200},
-		"too slow":           {func(w http.ResponseWriter) { time.Sleep(200 * time.Millisecond) }, 0},
+		"server error":       {func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, 500},
+		"declined":           {func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusPaymentRequired) }, 402},
+		"reply without id":   {func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{}`)) }, 200},
+		"reply that is junk": {func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`<html>`)) }, 200},
+		// No reply until the client, its timeout passed, hangs up (which
+		// the server notices once it has read the request's body).
+		"too slow": {func(_ http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body); <-r.Context().Done() }, 0},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.reply(w) }))
+			srv := httptest.NewServer(http.HandlerFunc(tt.reply))
 			defer srv.Close()
 			c := &ProviderClient{BaseURL: srv.URL, Timeout: 50 * time.Millisecond, HTTP: srv.Client()}
 			id, err := c.Charge(context.Background(), "key", Payment{OrderID: "o-1", Customer: "c", Amount: 1, Currency: "EUR"})
@@ -38,14 +40,14 @@ func TestProviderClientErrors(t *testing.T) {
 // The charge is bounded by the client's timeout, not by the invocation's
 // deadline (see Charge): a context that ends first does not cut it.
 func TestProviderClientOutlivesTheContextDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(100 * time.Millisecond)
+		<-ctx.Done() // the reply comes after the invocation's deadline
 		w.Write([]byte(`{"id":"ch_1"}`))
 	}))
 	defer srv.Close()
 	c := &ProviderClient{BaseURL: srv.URL, Timeout: 5 * time.Second, HTTP: srv.Client()}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
 	id, err := c.Charge(ctx, "key", Payment{OrderID: "o-1", Customer: "c", Amount: 1, Currency: "EUR"})
 	if err != nil || id != "ch_1" {
 		t.Errorf("Charge = %q, %v; want ch_1", id, err)
