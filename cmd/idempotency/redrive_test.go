@@ -319,7 +319,7 @@ func TestRedriveIsIdempotent(t *testing.T) {
 	// back after the visibility timeout (1 s), and their next receive
 	// moves them to the DLQ (maxReceiveCount 1).
 	consume(func(o order) bool { return o.OrderID <= "o-02" })
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // moto's visibility timeout runs on the wall clock
 	consume(nil)
 	// And two orders that failed elsewhere, never fulfilled.
 	q.send(t, q.dlq, `{"order_id":"o-05"}`, `{"order_id":"o-06"}`)

@@ -133,6 +133,7 @@ func TestEndToEndBurst(t *testing.T) {
 		if dead == e2ePoison || ctx.Err() != nil || time.Since(start) > 4*time.Minute {
 			break
 		}
+		// moto signals no dead-lettering: poll it.
 		time.Sleep(500 * time.Millisecond)
 	}
 	stopPolling()

@@ -12,7 +12,8 @@ import (
 // fakeFulfilment is the fulfilment service for the tests. It answers 429
 // to a call beyond limit in flight (0: no limit), fails the calls for the
 // order ids in failing with that status, and counts the fulfilments it
-// accepted per Idempotency-Key.
+// accepted per Idempotency-Key. Each call takes delay, a real service's
+// latency, so that calls overlap and the limit is reached under load.
 type fakeFulfilment struct {
 	limit   int32
 	delay   time.Duration

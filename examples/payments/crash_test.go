@@ -159,6 +159,8 @@ func (c *crashWorld) retry(body string) (resp events.APIGatewayV2HTTPResponse, c
 		if time.Since(start) > crashTimeout+5*time.Second {
 			c.t.Fatalf("still in progress %v after the crash: the lease did not end", time.Since(start))
 		}
+		// A client's retry interval: the lease ends on the wall clock,
+		// which signals nothing.
 		time.Sleep(250 * time.Millisecond)
 	}
 }

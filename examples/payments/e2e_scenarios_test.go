@@ -171,6 +171,8 @@ func TestE2EFunctionTimeout(t *testing.T) {
 	if deadline := fn.deadline(t, "order-42"); !rec.LeaseEnd.Equal(deadline) {
 		t.Errorf("lease ends %s, want the timed-out invocation's deadline %s", rec.LeaseEnd, deadline)
 	}
+	// The lease ends on the wall clock, as the server compares it: the
+	// retry must come after it.
 	time.Sleep(time.Until(rec.LeaseEnd) + 10*time.Millisecond)
 
 	release()

@@ -70,6 +70,8 @@ func retryUntilAnswered(t *testing.T, fn *function, e Event, limit time.Duration
 		if time.Since(start) > limit {
 			t.Fatalf("still in progress %v after the crash", time.Since(start))
 		}
+		// A caller's retry interval: the lease ends on the wall clock,
+		// which signals nothing.
 		time.Sleep(250 * time.Millisecond)
 	}
 }
@@ -167,7 +169,7 @@ func TestCrashUnderBlock(t *testing.T) {
 		if at.After(lock.Expiry.Add(10 * time.Second)) {
 			t.Fatalf("no tick ran %v after the lock expired", at.Sub(lock.Expiry))
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the schedule's period, part of the scenario
 	}
 	if blocked == 0 {
 		t.Error("no tick was blocked")

@@ -190,6 +190,8 @@ func (w *world) settle(id string, cents int64) answer {
 		if time.Since(start) > timeout+5*time.Second {
 			w.t.Fatalf("still in progress %v after the first delivery: the lease did not end", time.Since(start))
 		}
+		// A retry interval: the lease ends on the wall clock, which
+		// signals nothing.
 		time.Sleep(250 * time.Millisecond)
 	}
 }

@@ -43,6 +43,8 @@ func privateValkey(t *testing.T) (*os.Process, string) {
 	})
 	ping := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
 	defer ping.Close()
+	// The server process gives no signal when it is ready: ask until it
+	// answers.
 	for deadline := time.Now().Add(10 * time.Second); ping.Ping(t.Context()).Err() != nil; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the private valkey-server did not answer within 10 s")

@@ -78,6 +78,7 @@ func TestWaitReplicasWithAReplica(t *testing.T) {
 	t.Cleanup(func() { client.Close() })
 	replicaClient := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + replica})
 	t.Cleanup(func() { replicaClient.Close() })
+	// The replica gives no signal when its link is up: ask until it is.
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		info, err := replicaClient.Info(t.Context(), "replication").Result()
 		if err == nil && strings.Contains(info, "master_link_status:up") {
