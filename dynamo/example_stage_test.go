@@ -20,7 +20,8 @@ type transfer struct {
 
 // The handler stages its ledger write; the middleware commits it with the
 // idempotency record in one TransactWriteItems, so the movement exists
-// exactly when its receipt does.
+// exactly when its receipt does. (Compiled, not run: invoking the handler
+// needs DynamoDB.)
 func ExampleStage() {
 	cfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {

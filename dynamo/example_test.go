@@ -11,7 +11,8 @@ import (
 )
 
 // A store on the table named by POWERTOOLS_IDEMPOTENCY_TABLE, made once at
-// cold start.
+// cold start. (Compiled, not run: it needs a Lambda environment, where
+// that variable and the AWS configuration are set.)
 func ExampleNew() {
 	cfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {
@@ -38,6 +39,7 @@ func ExampleNew_composite() {
 }
 
 // CreateTable, for a deployment script or a test: it is safe to run again.
+// (Compiled, not run: it needs DynamoDB.)
 func ExampleCreateTable() {
 	cfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {

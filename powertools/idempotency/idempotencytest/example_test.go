@@ -60,6 +60,7 @@ func ExampleStore_Put() {
 
 // A Store implementation is checked with the conformance suite from its own
 // test (the function name must start with Test in a _test.go file).
+// (Compiled, not run: TestStore needs the *testing.T of a running test.)
 func ExampleTestStore() {
 	_ = func(t *testing.T) {
 		idempotencytest.TestStore(t, func(t *testing.T) idempotency.Store {

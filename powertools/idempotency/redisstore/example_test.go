@@ -28,6 +28,7 @@ func fulfil(ctx context.Context, o Order) (Receipt, error) {
 // such as rediss://app:PASSWORD@master.orders.abc123.use1.cache.amazonaws.com:6379
 // for an ElastiCache replication group with in-transit encryption and an
 // ACL user. The client and the store are made once, at cold start.
+// (Compiled, not run: it needs the server and the Lambda runtime.)
 func ExampleClientFromEnv() {
 	client, err := redisstore.ClientFromEnv()
 	if err != nil {
@@ -46,6 +47,7 @@ func ExampleClientFromEnv() {
 // A cluster (ElastiCache with cluster mode on, ElastiCache Serverless,
 // MemoryDB): REDIS_URL names its configuration endpoint, as in
 // rediss://app:PASSWORD@clustercfg.orders.abc123.use1.cache.amazonaws.com:6379
+// (Compiled, not run: it needs the cluster and the Lambda runtime.)
 func ExampleClusterClientFromEnv() {
 	client, err := redisstore.ClusterClientFromEnv()
 	if err != nil {
@@ -62,7 +64,8 @@ func ExampleClusterClientFromEnv() {
 // ContextTimeoutEnabled so that a hung server cannot hold an invocation
 // past its deadline. Options of the store are set by functions. New asks
 // the server whether it is a cluster node, and refuses a client of the
-// wrong kind with a *idempotency.ConfigError.
+// wrong kind with a *idempotency.ConfigError. (Compiled, not run: it
+// needs the Sentinels and the Lambda runtime.)
 func ExampleNew() {
 	client := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:            "orders",

@@ -28,7 +28,8 @@ type statement struct {
 // gzipped, encrypted with a KMS data key, and, when still over 350 KiB,
 // kept in S3 with the record pointing to it. The bucket's lifecycle rule
 // deletes the objects; docs/large-and-sensitive-responses.md has the
-// template.
+// template. (Compiled, not run: it needs AWS, DynamoDB, KMS and S3, and a
+// Lambda environment.)
 func ExampleNew() {
 	cfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {
