@@ -55,7 +55,7 @@ func CheckNamespace(ns string) error {
 	case ns == "" || len(ns) > 255:
 		return fmt.Errorf("namespace %q is not 1 to 255 characters", ns)
 	case strings.TrimLeft(ns, allowed) != "":
-		return fmt.Errorf("namespace %q has characters other than letters, digits, space and . - _ / # :", ns)
+		return fmt.Errorf("namespace %q has characters other than letters, digits, space and : . - _ / #", ns)
 	case strings.TrimSpace(ns) == "":
 		return errors.New("namespace is only white space")
 	case strings.HasPrefix(ns, "AWS/"):
