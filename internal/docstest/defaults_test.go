@@ -71,34 +71,46 @@ func TestConfigurationDefaults(t *testing.T) {
 // which sets nothing of its own).
 func optionDefaults(t *testing.T, dir string) map[string]string {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var files []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	d, err := doc.NewFromFiles(fset, files, "idempotency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var funcs []*doc.Func
+	for _, typ := range d.Types {
+		if typ.Name == "Option" {
+			funcs = typ.Funcs
+		}
+	}
 	defaults := map[string]string{}
-	for _, p := range pkgs {
-		d := doc.New(p, "idempotency", 0)
-		var funcs []*doc.Func
-		for _, typ := range d.Types {
-			if typ.Name == "Option" {
-				funcs = typ.Funcs
-			}
+	for _, f := range funcs {
+		if !ast.IsExported(f.Name) || !strings.HasPrefix(f.Name, "With") {
+			continue
 		}
-		for _, f := range funcs {
-			if !ast.IsExported(f.Name) || !strings.HasPrefix(f.Name, "With") {
-				continue
-			}
-			_, def, ok := strings.Cut(f.Doc, "Default: ")
-			switch {
-			case ok:
-				def, _, _ = strings.Cut(def, "\n\n")
-			case f.Name == "WithDefaults":
-				def = "none"
-			default:
-				t.Errorf("the doc comment of %s states no default", f.Name)
-			}
-			defaults[f.Name] = strings.Join(strings.Fields(def), " ")
+		_, def, ok := strings.Cut(f.Doc, "Default: ")
+		switch {
+		case ok:
+			def, _, _ = strings.Cut(def, "\n\n")
+		case f.Name == "WithDefaults":
+			def = "none"
+		default:
+			t.Errorf("the doc comment of %s states no default", f.Name)
 		}
+		defaults[f.Name] = strings.Join(strings.Fields(def), " ")
 	}
 	if len(defaults) == 0 {
 		t.Fatal("no options found in " + dir)
