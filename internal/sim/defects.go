@@ -45,7 +45,7 @@ var Defects = []Defect{
 	},
 	{
 		Name:      "replay-without-payload-check",
-		File:      "powertools/idempotency/engine.go",
+		File:      "powertools/idempotency/duplicate.go",
 		Old:       "if e.validation == nil || rec.PayloadHash == hash {",
 		New:       "if true {",
 		Store:     StoreDynamo,
