@@ -7,13 +7,21 @@
 // (redis.go). `make bench-compare` runs it with the servers up:
 //
 //	go run ./powertools/compare -root .. [-sections dynamodb,redis] [-n-dynamodb 200] [-n-memory 20000]
-//		[-n-redis 2000] [-n-redis-cache 20000] [-repeat 3] [-doc FILE]
+//		[-n-redis 2000] [-n-redis-cache 20000] [-repeat 3] [-doc FILE] [-impls go,python,typescript]
+//		[-cpuprofile DIR]
 //
 // Every DynamoDB request goes through internal/faultproxy, with no fault,
 // which counts them: requests per call are measured, not assumed. Redis
 // commands are counted at the server (redis.go). Each measurement is its
 // own process; only the N measured calls are timed, after the process has
-// prepared (see gobench's doc).
+// prepared (see gobench's doc). On each path the implementations take
+// turns, one run each, round after round, so that a change in the
+// machine's load (it is shared) falls on all of them alike.
+//
+// -impls go measures this library and its floors alone, and prints how far
+// ours is above each floor without writing the document; -cpuprofile DIR
+// keeps a CPU profile of every Go run's measured calls in DIR, named
+// for the implementation, store, path and round.
 package main
 
 import (
@@ -27,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +48,7 @@ import (
 // impl is one implementation under comparison.
 type impl struct {
 	name string
+	lang string // go, python or typescript: what -impls selects
 	cmd  func(args ...string) *exec.Cmd
 	// floorOn is set for the floors, which are no library: the store they
 	// run on. The AWS SDK for Go alone (gobench -store sdk) runs on
@@ -68,6 +78,10 @@ type measurement struct {
 	CPUSeconds float64 `json:"cpu_seconds"`
 	Errors     int     `json:"errors"`
 	Version    string  `json:"version"`
+	// Go's only: what the measured calls allocated, and the collections.
+	AllocBytes uint64 `json:"alloc_bytes"`
+	Mallocs    uint64 `json:"mallocs"`
+	GCs        uint32 `json:"gcs"`
 	requests   int
 	commands   map[string]int // by command name, when the counter tells them
 }
@@ -98,14 +112,19 @@ func main() {
 	nRedisCache := flag.Int("n-redis-cache", 20000, "measured calls per run on Redis (Valkey) with the local cache")
 	repeat := flag.Int("repeat", 3, "runs per cell; the table shows the median")
 	doc := flag.String("doc", "", "the file to write the sections into (default: ROOT/docs/benchmarks.md)")
+	langs := flag.String("impls", "go,python,typescript", "the implementations to measure, by language; the document is written only when all are")
+	flag.StringVar(&profileDir, "cpuprofile", "", "keep a CPU profile of each Go run's measured calls in this folder")
 	flag.Parse()
-	if err := compare(*root, *doc, *sections, *nDynamo, *nMemory, *nRedis, *nRedisCache, *repeat); err != nil {
+	if err := compare(*root, *doc, *sections, *langs, *nDynamo, *nMemory, *nRedis, *nRedisCache, *repeat); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func compare(root, doc, sections string, nDynamo, nMemory, nRedis, nRedisCache, repeat int) error {
+// profileDir is -cpuprofile, "" for none.
+var profileDir string
+
+func compare(root, doc, sections, langs string, nDynamo, nMemory, nRedis, nRedisCache, repeat int) error {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return err
@@ -134,30 +153,46 @@ func compare(root, doc, sections string, nDynamo, nMemory, nRedis, nRedisCache, 
 	}
 	tools := filepath.Join(root, ".tools")
 	impls := []impl{
-		{name: ourName, cmd: func(args ...string) *exec.Cmd { return exec.Command(gobench, args...) }},
-		{name: floorName, floorOn: "dynamodb", cmd: func(args ...string) *exec.Cmd {
+		{name: ourName, lang: "go", cmd: func(args ...string) *exec.Cmd { return exec.Command(gobench, args...) }},
+		{name: floorName, lang: "go", floorOn: "dynamodb", cmd: func(args ...string) *exec.Cmd {
 			// The same requests with the SDK alone: --store is the last
 			// one given, so sdk overrides dynamodb.
 			return exec.Command(gobench, append(args, "--store", "sdk")...)
 		}},
-		{name: goredisName, floorOn: "redis", cmd: func(args ...string) *exec.Cmd {
+		{name: goredisName, lang: "go", floorOn: "redis", cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(gobench, append(args, "--store", "goredis")...)
 		}},
-		{name: handlerName, floorOn: "redis", newOnly: true, cmd: func(args ...string) *exec.Cmd {
+		{name: handlerName, lang: "go", floorOn: "redis", newOnly: true, cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(gobench, append(args, "--store", "goredis-handler")...)
 		}},
-		{name: bareName, floorOn: "memory", cmd: func(args ...string) *exec.Cmd {
+		{name: bareName, lang: "go", floorOn: "memory", cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(gobench, append(args, "--store", "bare")...)
 		}},
-		{name: pythonName, cmd: func(args ...string) *exec.Cmd {
+		{name: pythonName, lang: "python", cmd: func(args ...string) *exec.Cmd {
 			return exec.Command(filepath.Join(tools, "bench-python/bin/python"),
 				append([]string{filepath.Join(root, "bench/powertools/python/bench.py")}, args...)...)
 		}},
-		{name: tsName, cmd: func(args ...string) *exec.Cmd {
+		{name: tsName, lang: "typescript", cmd: func(args ...string) *exec.Cmd {
 			c := exec.Command("node", append([]string{filepath.Join(root, "bench/powertools/node/bench.mjs")}, args...)...)
 			c.Env = append(os.Environ(), "BENCH_NODE_MODULES="+filepath.Join(tools, "bench-node"))
 			return c
 		}},
+	}
+	selected := map[string]bool{}
+	for _, l := range strings.Split(langs, ",") {
+		if l != "go" && l != "python" && l != "typescript" {
+			return fmt.Errorf("-impls: unknown language %q (go, python, typescript)", l)
+		}
+		selected[l] = true
+	}
+	if len(selected) < 3 {
+		doc = "" // a partial table would replace the whole one
+		impls = slices.DeleteFunc(impls, func(im impl) bool { return !selected[im.lang] })
+	}
+	if profileDir != "" {
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			return err
+		}
 	}
 	if want["dynamodb"] {
 		if err := compareDynamoDB(root, doc, tmp, impls, nDynamo, nMemory, repeat); err != nil {
@@ -198,36 +233,52 @@ func compareDynamoDB(root, doc, tmp string, impls []impl, nDynamo, nMemory, repe
 		if store == "dynamodb" {
 			n = nDynamo
 		}
-		for i, im := range impls {
+		var cell []impl // the implementations measured on this store
+		var tables []string
+		for _, im := range impls {
 			if im.floorOn != "" && im.floorOn != store {
 				continue
 			}
-			table := fmt.Sprintf("bench-compare-%d-%d", i, time.Now().UnixNano())
+			table := fmt.Sprintf("bench-compare-%d-%d", len(cell), time.Now().UnixNano())
 			if store == "dynamodb" {
 				if err := dynamo.CreateTable(context.Background(), direct, func(o *dynamo.Options) { o.TableName = table }); err != nil {
 					return fmt.Errorf("create table: %w", err)
 				}
 			}
-			for _, scenario := range []string{"new", "dup", "cache"} {
-				if im.floorOn != "" && scenario == "cache" {
-					continue // the same as dup: no record to find
-				}
-				var ms []measurement
-				for range repeat {
-					m, err := measure(im, proxyCounter{proxy}, "--store", store, "--scenario", scenario, "--n", fmt.Sprint(n),
-						"--endpoint", proxy.URL(), "--table", table)
+			cell, tables = append(cell, im), append(tables, table)
+		}
+		for _, scenario := range []string{"new", "dup", "cache"} {
+			runs := make([][]measurement, len(cell))
+			for round := range repeat {
+				for i, im := range cell {
+					if im.floorOn != "" && scenario == "cache" {
+						continue // the same as dup: no record to find
+					}
+					args := []string{"--store", store, "--scenario", scenario, "--n", fmt.Sprint(n),
+						"--endpoint", proxy.URL(), "--table", tables[i]}
+					m, err := measure(im, proxyCounter{proxy}, append(args, profileArgs(im, store, scenario, round)...)...)
 					if err != nil {
 						return fmt.Errorf("%s %s %s: %w", im.name, store, scenario, err)
 					}
-					ms = append(ms, m)
+					runs[i] = append(runs[i], m)
 					logMeasurement(im.name, store, scenario, m)
 				}
-				rows = append(rows, summarize(im.name, store, scenario, ms))
 			}
-			if store == "dynamodb" {
+			for i, im := range cell {
+				if len(runs[i]) > 0 {
+					rows = append(rows, summarize(im.name, store, scenario, runs[i]))
+				}
+			}
+		}
+		if store == "dynamodb" {
+			for _, table := range tables {
 				direct.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 			}
 		}
+	}
+	printAboveFloors(rows)
+	if doc == "" {
+		return nil
 	}
 	table := fmt.Sprintf("bench-compare-syscalls-%d", time.Now().UnixNano())
 	if err := dynamo.CreateTable(context.Background(), direct, func(o *dynamo.Options) { o.TableName = table }); err != nil {
@@ -251,8 +302,38 @@ func compareDynamoDB(root, doc, tmp string, impls []impl, nDynamo, nMemory, repe
 }
 
 func logMeasurement(name, store, scenario string, m measurement) {
-	fmt.Fprintf(os.Stderr, "%-22s %-8s %-5s %6.0f calls/s %7.1f µs CPU/call %.2f req/call\n",
+	fmt.Fprintf(os.Stderr, "%-27s %-8s %-5s %6.0f calls/s %7.1f µs CPU/call %.2f req/call",
 		name, store, scenario, float64(m.Calls)/m.Seconds, 1e6*m.CPUSeconds/float64(m.Calls), float64(m.requests)/float64(m.Calls))
+	if m.Mallocs > 0 {
+		fmt.Fprintf(os.Stderr, " %6.0f B/call %4.0f allocs/call %.3f GCs/call",
+			float64(m.AllocBytes)/float64(m.Calls), float64(m.Mallocs)/float64(m.Calls), float64(m.GCs)/float64(m.Calls))
+	}
+	fmt.Fprintln(os.Stderr)
+}
+
+// profileArgs asks a Go run for a CPU profile in -cpuprofile's folder.
+func profileArgs(im impl, store, scenario string, round int) []string {
+	if profileDir == "" || im.lang != "go" {
+		return nil
+	}
+	name := strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(strings.ToLower(im.name))
+	return []string{"--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("%s-%s-%s-%d.prof", name, store, scenario, round))}
+}
+
+// printAboveFloors prints, for each path, how far ours is above each floor
+// measured on it, by the medians of CPU per call.
+func printAboveFloors(rows []row) {
+	for _, r := range rows {
+		if r.impl != ourName {
+			continue
+		}
+		for _, f := range rows {
+			if f.store == r.store && f.scenario == r.scenario && f.impl != ourName && f.impl != pythonName && f.impl != tsName {
+				fmt.Fprintf(os.Stderr, "%s, %s: ours %.1f µs (%.2f requests), %s %.1f µs (%.2f requests): %+.1f %%\n",
+					r.store, scenarioNames[r.scenario], r.cpuMicros, r.reqPerCall, f.impl, f.cpuMicros, f.reqPerCall, 100*(r.cpuMicros/f.cpuMicros-1))
+			}
+		}
+	}
 }
 
 // measure runs one process: waits for READY, resets the counter (when

@@ -56,9 +56,9 @@ func compareRedis(doc string, impls []impl, n, nCache, repeat int) error {
 		}
 		args := []string{"--store", "redis", "--scenario", scenario, "--n", fmt.Sprint(calls), "--endpoint", url}
 		runs := make([][]measurement, len(cell))
-		for range repeat {
+		for round := range repeat {
 			for i, im := range cell {
-				m, err := measure(im, nil, args...)
+				m, err := measure(im, nil, append(args, profileArgs(im, "redis", scenario, round)...)...)
 				if err != nil {
 					return fmt.Errorf("%s redis %s: %w", im.name, scenario, err)
 				}
@@ -81,6 +81,10 @@ func compareRedis(doc string, impls []impl, n, nCache, repeat int) error {
 		if err := admin.FlushDB(ctx).Err(); err != nil {
 			return err
 		}
+	}
+	printAboveFloors(rows)
+	if doc == "" {
+		return nil
 	}
 	section := renderRedis(rows, n, nCache, repeat, server)
 	if err := replaceSection(doc, "## Side by side with Powertools on Redis (Valkey)", section); err != nil {

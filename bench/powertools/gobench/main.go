@@ -17,7 +17,8 @@
 //
 // It prepares (for dup and cache, N calls that leave N completed records),
 // prints READY, waits for a line on stdin, makes the N measured calls, and
-// prints one JSON line with the wall and CPU time they took.
+// prints one JSON line with the wall and CPU time they took, and what they
+// allocated.
 package main
 
 import (
@@ -75,12 +76,7 @@ func main() {
 }
 
 func run(storeName, scenario string, n int, endpoint, table string) error {
-	newClient := func() *dynamodb.Client {
-		return dynamodb.NewFromConfig(aws.Config{
-			Region:      "us-east-1",
-			Credentials: aws.CredentialsProviderFunc(staticCredentials),
-		}, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
-	}
+	newClient := func() *dynamodb.Client { return newDynamoDBClient(endpoint, nil) }
 	newRedis := func() (*redis.Client, error) {
 		opt, err := redis.ParseURL(endpoint)
 		if err != nil {
@@ -157,11 +153,11 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 			invoke = func(ctx context.Context, c call) error { return floorCall(ctx, c.key, false) }
 		}
 	} else {
-		opts := []idempotency.Option{idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench")}
+		var opts []idempotency.Option
 		if scenario == "cache" {
 			opts = append(opts, idempotency.WithLocalCache(n))
 		}
-		h := idempotency.Wrap(store, handler, opts...)
+		h := wrap(store, opts...)
 		invoke = func(ctx context.Context, c call) error {
 			_, err := h.Invoke(ctx, c.payload)
 			return err
@@ -203,6 +199,8 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var mem0, mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	cpu0, start := cpuTime(), time.Now()
 	errors := 0
 	for _, c := range events {
@@ -214,10 +212,21 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 		}
 	}
 	wall, cpu := time.Since(start), cpuTime()-cpu0
+	runtime.ReadMemStats(&mem1)
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"calls": n, "seconds": wall.Seconds(), "cpu_seconds": cpu.Seconds(), "errors": errors,
 		"version": version(storeName),
+		// What the calls allocated, and the collections that cost: CPU
+		// time that grows with allocation, beside the code's own.
+		"alloc_bytes": mem1.TotalAlloc - mem0.TotalAlloc, "mallocs": mem1.Mallocs - mem0.Mallocs,
+		"gcs": mem1.NumGC - mem0.NumGC,
 	})
+}
+
+// wrap is the handler wrapped as every measurement of ours wraps it.
+func wrap(store idempotency.Store, opts ...idempotency.Option) *idempotency.Handler {
+	return idempotency.Wrap(store, handler, append([]idempotency.Option{
+		idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench")}, opts...)...)
 }
 
 // version is Go's version and, on Redis, go-redis's.
@@ -250,6 +259,16 @@ func newCall(id string) call {
 
 // profile is the -cpuprofile file, "" for none.
 var profile string
+
+// newDynamoDBClient is the client of ours and of the floor alike, with the
+// SDK's defaults but the endpoint and, when not nil, the HTTP client.
+func newDynamoDBClient(endpoint string, httpClient aws.HTTPClient) *dynamodb.Client {
+	return dynamodb.NewFromConfig(aws.Config{
+		Region:      "us-east-1",
+		Credentials: aws.CredentialsProviderFunc(staticCredentials),
+		HTTPClient:  httpClient,
+	}, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
 
 func staticCredentials(context.Context) (aws.Credentials, error) {
 	return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "gobench"}, nil

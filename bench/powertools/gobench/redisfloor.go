@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
 )
 
@@ -56,7 +55,7 @@ func newGoredisFloor(ctx context.Context, newClient func() (*redis.Client, error
 	if err != nil {
 		return f, err
 	}
-	h := idempotency.Wrap(store, handler, idempotency.WithEventKey("id"), idempotency.WithKeyPrefix("bench"))
+	h := wrap(store)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a deadline, as Lambda gives
 	defer cancel()
 	if _, err := h.Invoke(ctx, newCall(fmt.Sprintf("floor-probe-%d", time.Now().UnixNano())).payload); err != nil {
