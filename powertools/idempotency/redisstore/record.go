@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -80,21 +81,8 @@ func size(f []any) int {
 		case []byte:
 			n += len(v)
 		case int64:
-			n += digits(v)
+			n += len(strconv.FormatInt(v, 10))
 		}
-	}
-	return n
-}
-
-// digits is the length of v in decimal, sign included: what
-// len(strconv.FormatInt(v, 10)) is, without making the string.
-func digits(v int64) int {
-	n, u := 1, uint64(v)
-	if v < 0 {
-		n, u = 2, -u // the magnitude, math.MinInt64's too
-	}
-	for ; u >= 10; u /= 10 {
-		n++
 	}
 	return n
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"math"
 	"reflect"
 	"strconv"
 	"testing"
@@ -146,14 +145,6 @@ func TestMaxFields(t *testing.T) {
 		LeaseToken: "t", PayloadHash: "h", Response: []byte("{}"), ResponseOmitted: true, ResponseOmittedReason: "r", CompletedAt: now}
 	if got := len(appendFields(nil, all)); got != 2*maxFields {
 		t.Errorf("a record with every field has %d names and values, want 2*maxFields = %d", got, 2*maxFields)
-	}
-}
-
-func TestDigits(t *testing.T) {
-	for _, v := range []int64{0, 1, -1, 9, -9, 10, -10, 99, 100, -100, 1700000000123, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
-		if got, want := digits(v), len(strconv.FormatInt(v, 10)); got != want {
-			t.Errorf("digits(%d) = %d, want %d", v, got, want)
-		}
 	}
 }
 
