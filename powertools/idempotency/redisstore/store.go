@@ -68,16 +68,15 @@ func (s *Store) record(op string, rec *idempotency.Record, now time.Time, lead .
 	if rec.Key == "" {
 		return nil, errEmptyKey
 	}
-	// Sized for the most fields, so that the arguments are one allocation.
-	args := make([]any, 0, len(lead)+1+2*maxFields)
-	args = append(args, lead...)
-	args = append(args, ttl(rec.Expiry, now))
-	first := len(args)
-	args = appendFields(args, rec)
-	if n := len(s.opts.KeyPrefix) + len(rec.Key) + size(args[first:]); n > s.opts.MaxRecordSize {
+	var room [2 * maxFields]any
+	fields := appendFields(room[:0], rec)
+	if n := len(s.opts.KeyPrefix) + len(rec.Key) + size(fields); n > s.opts.MaxRecordSize {
 		return nil, fmt.Errorf("redisstore: %s %q: record of %d bytes is over the limit of %d: %w", op, rec.Key, n, s.opts.MaxRecordSize, idempotency.ErrRecordTooLarge)
 	}
-	return args, nil
+	args := make([]any, 0, len(lead)+1+len(fields))
+	args = append(args, lead...)
+	args = append(args, ttl(rec.Expiry, now))
+	return append(args, fields...), nil
 }
 
 // Acquire writes rec unless a live record holds its key
