@@ -24,6 +24,14 @@ import (
 //     Acquire and Complete);
 //   - dup: the conditional put, which fails and returns the stored item
 //     (ALL_OLD).
+//
+// The comparison is fair in what the SDK does: the floor's client and the
+// one the library is given are made alike (newDynamoDBClient: the SDK's
+// defaults, its own default HTTP client, the same endpoint), each call has
+// the same context, and bench-compare counts the requests of both at its
+// proxy. It is not in one thing, against ours: on a new key the library
+// also runs the handler, decoding the event and encoding the reply (about
+// 14,000 instructions, 1.5 % of the call's), which the floor leaves out.
 type sdkFloor struct {
 	client *dynamodb.Client
 	table  string
