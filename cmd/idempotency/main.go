@@ -22,7 +22,7 @@
 // AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS and
 // the shared configuration files. inspect, list, forget and resolve work
 // on a DynamoDB table by default, and on the records of
-// powertools/idempotency/redisstore with --store redis: the server is
+// redis with --store redis: the server is
 // --redis-url, else REDIS_URL, --cluster for a Redis Cluster.
 //
 // Exit status: 0 when the command did what was asked (inspect: the key was
@@ -98,7 +98,7 @@ type cli struct {
 	// outside tests.
 	redisClient func(rawURL string, cluster bool) (redis.UniversalClient, error)
 	// scanCount is the COUNT of list's SCANs on Redis; 0 for
-	// redisstore's default.
+	// redis's default.
 	scanCount int
 	// pollEvery is how often redrive asks about a move task.
 	pollEvery time.Duration

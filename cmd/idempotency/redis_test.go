@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisServer is a Redis-compatible server, or cluster, that
@@ -67,7 +66,7 @@ func newRedisWorld(t *testing.T, srv redisServer) *world {
 	}
 	t.Cleanup(func() { client.Close() })
 	prefix := fmt.Sprintf("cmdtest:%s:%d:", t.Name(), time.Now().UnixNano())
-	store, err := redisstore.New(client, func(o *redisstore.Options) { o.KeyPrefix = prefix })
+	store, err := redis.New(client, func(o *redis.Options) { o.KeyPrefix = prefix })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,14 +91,14 @@ func newRedisWorld(t *testing.T, srv redisServer) *world {
 // beforeScriptWrite is a hook that runs fn before each script the command
 // sends with arguments: the writes (Delete, Reclaim), not Get, whose
 // script has none.
-func beforeScriptWrite(fn func()) redis.Hook { return scriptHook(fn) }
+func beforeScriptWrite(fn func()) goredis.Hook { return scriptHook(fn) }
 
 type scriptHook func()
 
-func (h scriptHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h scriptHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
-func (h scriptHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (h scriptHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
 		// EVALSHA sha numkeys key [arg...], and EVAL after NOSCRIPT.
 		if name := cmd.Name(); (name == "evalsha" || name == "eval") && len(cmd.Args()) > 4 {
 			h()
@@ -108,7 +107,7 @@ func (h scriptHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-func (h scriptHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h scriptHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return next
 }
 
@@ -224,7 +223,7 @@ func clusterNodes(t *testing.T, w *world, keys []string) int {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	c := client.(*redis.ClusterClient)
+	c := client.(*goredis.ClusterClient)
 	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)

@@ -9,12 +9,11 @@ import (
 	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/internal/redismode"
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // The values of --store.
@@ -28,7 +27,7 @@ AWS configuration, or Redis or Valkey (--store redis): the server whose URL
 is --redis-url, else REDIS_URL, as go-redis reads it
 (redis://[user:password@]host:port[/db], rediss:// for TLS), a node of a
 Redis Cluster with --cluster. Its records are the hashes at the keys that
-start with --redis-key-prefix (redisstore.Options.KeyPrefix).
+start with --redis-key-prefix (redis.Options.KeyPrefix).
 `
 
 // storeFlags name the store of the records, for inspect, list, forget and
@@ -48,7 +47,7 @@ func (f *storeFlags) register(fs *flag.FlagSet, tableDefault, tableUsage string)
 	fs.StringVar(&f.table, "table", tableDefault, tableUsage)
 	fs.StringVar(&f.redisURL, "redis-url", "", "with --store redis, the server's `URL`, redis://[user:password@]host:port[/db] or rediss:// (default: $REDIS_URL)")
 	fs.BoolVar(&f.cluster, "cluster", false, "with --store redis, the URL names a node of a Redis Cluster, or its configuration endpoint")
-	fs.StringVar(&f.keyPrefix, "redis-key-prefix", redisstore.DefaultKeyPrefix, "with --store redis, the `prefix` of the records' Redis keys (redisstore.Options.KeyPrefix)")
+	fs.StringVar(&f.keyPrefix, "redis-key-prefix", redis.DefaultKeyPrefix, "with --store redis, the `prefix` of the records' Redis keys (redis.Options.KeyPrefix)")
 }
 
 // check refuses, after fs is parsed, a --store it does not know and the
@@ -73,7 +72,7 @@ func (f *storeFlags) check(fs *flag.FlagSet) error {
 // recordStore is what the record commands need of a store: the
 // middleware's requests (to compute keys as the function does, read and
 // complete records) and the operator's, which *dynamo.Store and
-// *redisstore.Store both have.
+// *redis.Store both have.
 type recordStore interface {
 	idempotency.Store
 	// Delete deletes the record when it still has rec's status and lease
@@ -89,7 +88,7 @@ type recordStore interface {
 	close()
 }
 
-// page is one page of a scan: a dynamo.Page, or a redisstore.Page.
+// page is one page of a scan: a dynamo.Page, or a redis.Page.
 type page struct {
 	Records   []*idempotency.Record
 	Corrupted []error
@@ -113,8 +112,8 @@ func (dynamoStore) scanned() (string, string) { return "item", "items" }
 func (dynamoStore) close() {}
 
 type redisStore struct {
-	*redisstore.Store
-	client redis.UniversalClient
+	*redis.Store
+	client goredis.UniversalClient
 }
 
 func (s redisStore) scan(ctx context.Context, status idempotency.Status) iter.Seq2[*page, error] {
@@ -156,7 +155,7 @@ func (c *cli) open(ctx context.Context, f *storeFlags, table string) (recordStor
 func (c *cli) openRedis(f *storeFlags) (recordStore, error) {
 	raw := f.redisURL
 	if raw == "" {
-		raw = c.getenv(redisstore.URLEnv)
+		raw = c.getenv(redis.URLEnv)
 	}
 	if raw == "" {
 		return nil, errors.New("no Redis URL: give --redis-url, or set REDIS_URL")
@@ -165,7 +164,7 @@ func (c *cli) openRedis(f *storeFlags) (recordStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--redis-url (or REDIS_URL): %w", err)
 	}
-	s, err := redisstore.New(client, func(o *redisstore.Options) {
+	s, err := redis.New(client, func(o *redis.Options) {
 		o.KeyPrefix = f.keyPrefix
 		if c.scanCount > 0 {
 			o.ScanCount = c.scanCount
@@ -180,35 +179,35 @@ func (c *cli) openRedis(f *storeFlags) (recordStore, error) {
 
 // newRedisClient returns a client for the server at rawURL, or for the
 // cluster that the node at rawURL belongs to, as go-redis reads the URL
-// (redis.ParseURL, redis.ParseClusterURL). Without cluster, it asks the
+// (goredis.ParseURL, goredis.ParseClusterURL). Without cluster, it asks the
 // server its mode (one HELLO) and makes a cluster client for a cluster
 // node, as cluster would have.
-func newRedisClient(rawURL string, cluster bool) (redis.UniversalClient, error) {
+func newRedisClient(rawURL string, cluster bool) (goredis.UniversalClient, error) {
 	if cluster {
-		opt, err := redis.ParseClusterURL(rawURL)
+		opt, err := goredis.ParseClusterURL(rawURL)
 		if err != nil {
 			return nil, urlError(err)
 		}
-		return redis.NewClusterClient(opt), nil
+		return goredis.NewClusterClient(opt), nil
 	}
-	opt, err := redis.ParseURL(rawURL)
+	opt, err := goredis.ParseURL(rawURL)
 	if err != nil {
 		return nil, urlError(err)
 	}
 	// A node of a cluster holds only its own slots' keys: an operator who
 	// gives one node's URL means the cluster, and gets every primary.
-	client := redis.NewClient(opt)
+	client := goredis.NewClient(opt)
 	ctx, cancel := context.WithTimeout(context.Background(), opt.DialTimeout+opt.ReadTimeout)
 	defer cancel()
 	if mode, err := redismode.Of(ctx, client); err != nil || mode != redismode.Cluster {
 		return client, nil // a server that cannot be reached says so at its first command
 	}
 	client.Close()
-	copt, err := redis.ParseClusterURL(rawURL)
+	copt, err := goredis.ParseClusterURL(rawURL)
 	if err != nil {
 		return nil, urlError(err)
 	}
-	return redis.NewClusterClient(copt), nil
+	return goredis.NewClusterClient(copt), nil
 }
 
 // urlError is a URL's parse error without the URL, which url.Parse's

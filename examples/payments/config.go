@@ -17,8 +17,8 @@ import (
 
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
 	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
+	"github.com/gopowertools/lambda/redis"
 )
 
 const defaultProviderTimeout = 5 * time.Second
@@ -83,17 +83,17 @@ func storeFromEnv(ctx context.Context) (idempotency.Store, error) {
 			o.TableName = table
 		}))
 	case storeRedis:
-		client, err := redisstore.ClientFromEnv()
+		client, err := redis.ClientFromEnv()
 		if err != nil {
 			return nil, err
 		}
-		return storeOrError(redisstore.New(client))
+		return storeOrError(redis.New(client))
 	case storeRedisCluster:
-		client, err := redisstore.ClusterClientFromEnv()
+		client, err := redis.ClusterClientFromEnv()
 		if err != nil {
 			return nil, err
 		}
-		return storeOrError(redisstore.New(client))
+		return storeOrError(redis.New(client))
 	default:
 		return nil, fmt.Errorf("IDEMPOTENCY_STORE=%q: want %s (the default), %s or %s", kind, storeDynamoDB, storeRedis, storeRedisCluster)
 	}

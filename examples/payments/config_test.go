@@ -14,7 +14,7 @@ import (
 	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/redis"
 )
 
 // TestStoreFromEnv checks which store each IDEMPOTENCY_STORE makes, and
@@ -34,10 +34,10 @@ func TestStoreFromEnv(t *testing.T) {
 		{"dynamodb", map[string]string{"IDEMPOTENCY_STORE": "dynamodb", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), ""},
 		{"dynamodb without a table", map[string]string{"IDEMPOTENCY_STORE": "dynamodb"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
 		{"REDIS_URL alone chooses nothing", map[string]string{"REDIS_URL": "redis://127.0.0.1:6379"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
-		{"redis", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{valkey}/2"}, (*redisstore.Store)(nil), ""},
+		{"redis", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{valkey}/2"}, (*redis.Store)(nil), ""},
 		{"redis on a cluster", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{cluster}"}, nil, "ClusterClientFromEnv"},
 		{"redis without REDIS_URL", map[string]string{"IDEMPOTENCY_STORE": "redis", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, nil, "REDIS_URL"},
-		{"redis-cluster", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "redis://{cluster}"}, (*redisstore.Store)(nil), ""},
+		{"redis-cluster", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "redis://{cluster}"}, (*redis.Store)(nil), ""},
 		{"redis-cluster with a bad URL", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "http://secret@127.0.0.1"}, nil, "REDIS_URL"},
 		{"unknown", map[string]string{"IDEMPOTENCY_STORE": "memcached"}, nil, `IDEMPOTENCY_STORE="memcached"`},
 	}
@@ -82,8 +82,8 @@ func TestStoreFromEnvConfigError(t *testing.T) {
 	t.Setenv("IDEMPOTENCY_STORE", "redis")
 	t.Setenv("REDIS_URL", "")
 	_, err := storeFromEnv(context.Background())
-	if cfgErr, ok := errors.AsType[*idempotency.ConfigError](err); !ok || cfgErr.Name != redisstore.URLEnv {
-		t.Errorf("storeFromEnv() error %v, want a *idempotency.ConfigError naming %s", err, redisstore.URLEnv)
+	if cfgErr, ok := errors.AsType[*idempotency.ConfigError](err); !ok || cfgErr.Name != redis.URLEnv {
+		t.Errorf("storeFromEnv() error %v, want a *idempotency.ConfigError naming %s", err, redis.URLEnv)
 	}
 }
 

@@ -22,13 +22,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/gopowertools/lambda/examples/internal/emulator"
 	"github.com/gopowertools/lambda/examples/internal/provider"
 	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // valkeyServer is a server the tests run the function on, and the
@@ -52,7 +51,7 @@ type valkeyE2E struct {
 	storeKind   string // IDEMPOTENCY_STORE
 	redisURL    string
 	keyPrefix   string // POWERTOOLS_IDEMPOTENCY_KEY_PREFIX
-	store       *redisstore.Store
+	store       *redis.Store
 	provider    *provider.Server
 	providerURL string
 }
@@ -73,19 +72,19 @@ func newValkeyE2E(t *testing.T, srv valkeyServer) *valkeyE2E {
 		redisURL:  "redis://" + addrs[0],
 		keyPrefix: fmt.Sprintf("payments-e2e-%d", time.Now().UnixNano()),
 	}
-	var client redis.UniversalClient
+	var client goredis.UniversalClient
 	if srv.store == storeRedisCluster {
-		client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+		client = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
 		// Every node to start from, as addr parameters: go-redis's
 		// ParseClusterURL reads them.
 		if len(addrs) > 1 {
 			x.redisURL += "?addr=" + strings.Join(addrs[1:], "&addr=")
 		}
 	} else {
-		client = redis.NewClient(&redis.Options{Addr: addrs[0]})
+		client = goredis.NewClient(&goredis.Options{Addr: addrs[0]})
 	}
 	t.Cleanup(func() { client.Close() })
-	if x.store, err = redisstore.New(client); err != nil {
+	if x.store, err = redis.New(client); err != nil {
 		t.Fatal(err)
 	}
 	srvHTTP := httptest.NewServer(x.provider)

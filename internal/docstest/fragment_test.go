@@ -17,7 +17,7 @@ var importPaths = map[string]string{
 	"idempotency":     "github.com/gopowertools/lambda/powertools/idempotency",
 	"idempotencytest": "github.com/gopowertools/lambda/powertools/idempotency/idempotencytest",
 	"httpapi":         "github.com/gopowertools/lambda/powertools/idempotency/httpapi",
-	"redisstore":      "github.com/gopowertools/lambda/powertools/idempotency/redisstore",
+	"redis":           "github.com/gopowertools/lambda/redis",
 	"responsestore":   "github.com/gopowertools/lambda/powertools/idempotency/responsestore",
 	"batch":           "github.com/gopowertools/lambda/powertools/batch",
 	"dynamo":          "github.com/gopowertools/lambda/dynamo",
@@ -32,7 +32,7 @@ var importPaths = map[string]string{
 	"kms":      "github.com/aws/aws-sdk-go-v2/service/kms",
 	"s3":       "github.com/aws/aws-sdk-go-v2/service/s3",
 	"sqs":      "github.com/aws/aws-sdk-go-v2/service/sqs",
-	"redis":    "github.com/redis/go-redis/v9",
+	"goredis":  "github.com/redis/go-redis/v9",
 
 	"bytes":   "bytes",
 	"context": "context",

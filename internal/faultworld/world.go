@@ -1,5 +1,5 @@
 // Package faultworld is the world of the stores' fault tests, shared by
-// the tests of dynamo and of redisstore: the middleware on a store reached
+// the tests of dynamo and of redis: the middleware on a store reached
 // through internal/faultproxy, a handler that charges orders and counts
 // its effects per order, a clock the test moves, and the tests that break
 // the store's requests one path at a time ([World.TestRetried],

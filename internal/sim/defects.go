@@ -81,6 +81,6 @@ var Defects = []Defect{
 		Options:   Options{RedisWait: 0},
 		Store:     StoreRedis,
 		Invariant: invAtMostOnce,
-		Why:       "redisstore without WaitReplicas on a primary with a replica: a failover loses writes the store was told were made (with WaitReplicas 1, the same seeds break nothing)",
+		Why:       "redis without WaitReplicas on a primary with a replica: a failover loses writes the store was told were made (with WaitReplicas 1, the same seeds break nothing)",
 	},
 }

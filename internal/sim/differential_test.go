@@ -14,17 +14,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // The models checked against the real servers: the same operations,
 // drawn from seeds, run on the model and on moto, dynalite and Valkey,
-// through the real dynamo.Store and redisstore.Store, give the same
+// through the real dynamo.Store and redis.Store, give the same
 // answers and leave the same records. What no server can show (global
 // tables, TTL's lag, a failover) follows AWS's and Redis's documentation,
 // cited where it is modelled (global.go, dynamo_model.go,
@@ -259,16 +258,16 @@ func TestDynamoModelAgainstServers(t *testing.T) {
 }
 
 // TestRedisModelAgainstValkey runs each sequence on the Redis model's
-// scripts and on redisstore.Store on Valkey.
+// scripts and on redis.Store on Valkey.
 func TestRedisModelAgainstValkey(t *testing.T) {
 	addr := os.Getenv("TEST_VALKEY_ADDR")
 	if addr == "" {
 		testenv.Unavailable(t, "TEST_VALKEY_ADDR is not set: no Valkey server")
 	}
-	client := redis.NewClient(&redis.Options{Addr: addr})
+	client := goredis.NewClient(&goredis.Options{Addr: addr})
 	t.Cleanup(func() { client.Close() })
 	for seed := uint64(1); seed <= differentialSeeds; seed++ {
-		real, err := redisstore.New(client, func(o *redisstore.Options) {
+		real, err := redis.New(client, func(o *redis.Options) {
 			o.KeyPrefix = fmt.Sprintf("diff:%d:%d:", seed, time.Now().UnixNano())
 		})
 		if err != nil {
@@ -307,7 +306,7 @@ func compare(t *testing.T, seed uint64, ops []op, ctx context.Context, model, re
 }
 
 // modelRedis is the Redis model's scripts as an idempotency.Store, with
-// no world around it: what redisstore.Store does on one server.
+// no world around it: what redis.Store does on one server.
 type modelRedis struct{ srv *redisServer }
 
 func (m *modelRedis) Acquire(_ context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {

@@ -26,7 +26,7 @@ const (
 	// dynamo.Store.
 	StoreDynamo Store = "dynamo"
 	// StoreRedis is a Redis or Valkey primary with a replica, modelled at
-	// the idempotency.Store level with redisstore's scripts' semantics.
+	// the idempotency.Store level with redis's scripts' semantics.
 	StoreRedis Store = "redis"
 	// StoreGlobalEventual is a DynamoDB global table in multi-Region
 	// eventual consistency (MREC), with two Regions active.
@@ -65,7 +65,7 @@ type config struct {
 	cache       int  // WithLocalCache
 	invoker     bool // the effect is a DynamoDB write staged with the record
 	maxSkew     time.Duration
-	// redisWait is redisstore's WaitReplicas: WAIT for that many replicas
+	// redisWait is redis's WaitReplicas: WAIT for that many replicas
 	// after each write (0: today's default, no WAIT).
 	redisWait int
 

@@ -10,10 +10,10 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-// This file is a Redis or Valkey deployment as redisstore uses it,
-// modelled at the idempotency.Store level (redisstore's Lua scripts and
+// This file is a Redis or Valkey deployment as redis uses it,
+// modelled at the idempotency.Store level (redis's Lua scripts and
 // go-redis are not run; differential_test.go checks this model against
-// the real redisstore.Store on Valkey, operation by operation):
+// the real redis.Store on Valkey, operation by operation):
 //
 //   - each operation is one script, atomic on its key, with the scripts'
 //     own rules (scripts.go): Acquire writes unless a live record holds
@@ -29,7 +29,7 @@ import (
 //     it had not yet received is lost; requests fail while it happens,
 //     and go-redis sends them again (MaxRetries, 3);
 //   - WAIT numreplicas timeout (https://redis.io/docs/latest/commands/wait/),
-//     when redisstore's WaitReplicas asks for it: the write's answer waits
+//     when redis's WaitReplicas asks for it: the write's answer waits
 //     until the replica has it, or the timeout, which the store reports as
 //     an error.
 
@@ -172,7 +172,7 @@ func (s *redisStore) touch(key string, x *redisRecord) *replWrite {
 	return s.r.send(key, x)
 }
 
-// redisStore is one sandbox's redisstore.Store, as the model sees it.
+// redisStore is one sandbox's redis.Store, as the model sees it.
 type redisStore struct {
 	r  *redisWorld
 	sb *sandbox
@@ -182,8 +182,8 @@ var _ idempotency.Store = (*redisStore)(nil)
 
 var errConnection = errors.New("read tcp: connection reset by peer")
 
-// errNotReplicated is redisstore's answer when WAIT falls short.
-var errNotReplicated = errors.New("redisstore: the write did not reach the replicas WaitReplicas asks for within WaitTimeout")
+// errNotReplicated is redis's answer when WAIT falls short.
+var errNotReplicated = errors.New("redis: the write did not reach the replicas WaitReplicas asks for within WaitTimeout")
 
 // redisAttempts is go-redis's: the first and MaxRetries (3) more, for a
 // connection that breaks.
@@ -242,7 +242,7 @@ func (s *redisStore) run(op, key string, script func() *replWrite) error {
 		if err == nil || !errors.Is(err, errConnection) || attempt == redisAttempts {
 			inv.storeFailed = err != nil
 			if err != nil {
-				return fmt.Errorf("redisstore: %s %q: %w", op, key, err)
+				return fmt.Errorf("redis: %s %q: %w", op, key, err)
 			}
 			return nil
 		}
@@ -272,7 +272,7 @@ func (s *redisStore) wait(inv *invocation, rw *replWrite, lost *bool) error {
 
 func (s *redisStore) Acquire(_ context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
 	if rec.Key == "" {
-		return nil, errors.New("redisstore: empty idempotency key")
+		return nil, errors.New("redis: empty idempotency key")
 	}
 	var existing *idempotency.Record
 	err := s.run("acquire", rec.Key, func() *replWrite {
@@ -332,19 +332,19 @@ func (s *redisStore) Get(_ context.Context, key string) (*idempotency.Record, er
 		return nil, err
 	}
 	if got == nil {
-		return nil, fmt.Errorf("redisstore: get %q: %w", key, idempotency.ErrRecordNotFound)
+		return nil, fmt.Errorf("redis: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
 	return got, nil
 }
 
 // conditional is the answer of a script that writes when its condition
-// holds, as redisstore's conditional gives it.
+// holds, as redis's conditional gives it.
 func conditional(op, key string, ok bool, err error) error {
 	switch {
 	case err != nil:
 		return err
 	case !ok:
-		return fmt.Errorf("redisstore: %s %q: %w", op, key, idempotency.ErrLeaseLost)
+		return fmt.Errorf("redis: %s %q: %w", op, key, idempotency.ErrLeaseLost)
 	}
 	return nil
 }

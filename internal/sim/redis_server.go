@@ -7,11 +7,11 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-// This file is what redisstore's Lua scripts (scripts.go) do to a
+// This file is what redis's Lua scripts (scripts.go) do to a
 // primary's data, one operation at a time, each atomic on its key: the
 // model's server, with no network and no replica (redis_model.go adds
 // those). differential_test.go runs the same operations on it and on the
-// real redisstore.Store on Valkey.
+// real redis.Store on Valkey.
 
 // redisRecord is a record's hash and its key's TTL.
 type redisRecord struct {

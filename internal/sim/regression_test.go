@@ -23,7 +23,7 @@ func TestFixedSchedules(t *testing.T) {
 		// With WAIT but reads not touched: a duplicate replayed a COMPLETE
 		// record the replica did not have yet, which a failover then lost;
 		// the effect ran again after the lease.
-		{5886, StoreRedis, Options{RedisWait: 1}, "redisstore: with WaitReplicas, a read waits for the record it returns"},
+		{5886, StoreRedis, Options{RedisWait: 1}, "redis: with WaitReplicas, a read waits for the record it returns"},
 		// A duplicate read the COMPLETE record just before it expired and
 		// got the answer 1.6 s later, once another request had replaced
 		// it: the checker judged the replay at its return, not its read.

@@ -7,7 +7,7 @@ import (
 
 // Options change how schedules are drawn and run.
 type Options struct {
-	// RedisWait sets redisstore's WaitReplicas for the Redis schedules:
+	// RedisWait sets redis's WaitReplicas for the Redis schedules:
 	// 0 is today's default (no WAIT), 1 waits for the replica; -1 draws
 	// it per seed.
 	RedisWait int

@@ -23,7 +23,7 @@ func renderRedis(rows []row, n, nCache, repeat int, server string) string {
 	w("## Side by side with Powertools on Redis (Valkey)\n\n")
 	w("Written by `make bench-compare` (bench/powertools/compare, redis.go); do not edit by hand.\n\n")
 	w("The handler, the events and the paths of \"Side by side with Powertools\", on one Valkey server (the one\n")
-	w("scripts/with-servers.sh starts, its database %d): ours is redisstore on a go-redis client; Powertools Python's\n", benchDB)
+	w("scripts/with-servers.sh starts, its database %d): ours is redis on a go-redis client; Powertools Python's\n", benchDB)
 	w("CachePersistenceLayer (RedisCachePersistenceLayer) on a redis-py client and Powertools TypeScript's\n")
 	w("CachePersistenceLayer on an @redis/client client, each made as its documentation shows, with its defaults.\n")
 	w("CPU time is the process's user+system time over the measured calls only; every call starts from the event as\n")
@@ -39,7 +39,7 @@ func renderRedis(rows []row, n, nCache, repeat int, server string) string {
 		w("| %s | %s | %.0f | %.1f | %.1f | %.2f | %s |\n", scenarioNames[r.scenario], r.impl, r.callsPerSec, r.cpuMicros, r.cpuMicrosMin, r.reqPerCall, commandList(r.commands))
 	}
 	w("\nThe row %q (gobench -store goredis, bench/powertools/gobench/redisfloor.go) is a floor, not a library:\n", goredisName)
-	w("the EVALSHA commands that redisstore sends on that path, with the same arguments and replies of the same shape,\n")
+	w("the EVALSHA commands that redis sends on that path, with the same arguments and replies of the same shape,\n")
 	w("made with go-redis and nothing else: no event decoded, no key found or hashed, no record, no handler.\n")
 	w("The row %q (gobench -store goredis-handler) is that and, on a new key, the handler called as\n", handlerName)
 	w("aws-lambda-go calls it (the event decoded, the reply encoded), which our new-key call runs too and which is\n")

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/dynamo"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
-	"github.com/redis/go-redis/v9"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // BenchmarkDynamoDB is the comparison of ours with the AWS SDK for Go
@@ -154,7 +154,7 @@ func BenchmarkRedis(b *testing.B) {
 	if addr == "" {
 		b.Skip("TEST_VALKEY_ADDR is not set: run under scripts/with-servers.sh")
 	}
-	newRedis := func() (*redis.Client, error) { return redis.NewClient(&redis.Options{Addr: addr, DB: 15}), nil }
+	newRedis := func() (*goredis.Client, error) { return goredis.NewClient(&goredis.Options{Addr: addr, DB: 15}), nil }
 	for _, path := range []string{"new", "dup"} {
 		for _, impl := range []string{"ours", "floor"} {
 			b.Run("path="+path+"/impl="+impl, func(b *testing.B) {
@@ -178,7 +178,7 @@ func BenchmarkRedis(b *testing.B) {
 				} else {
 					client, _ := newRedis()
 					defer client.Close()
-					store, err := redisstore.New(client)
+					store, err := redis.New(client)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -5,7 +5,7 @@
 //
 //	gobench -store dynamodb|redis|memory|sdk|goredis|goredis-handler|bare -scenario new|dup|cache -n N [-endpoint URL -table T]
 //
-// Store redis is redisstore on the server of the redis:// URL -endpoint.
+// Store redis is redis on the server of the redis:// URL -endpoint.
 // Stores sdk, goredis and bare are not the library but the floors it is
 // measured against: sdk (floor.go) makes the same DynamoDB requests with the
 // AWS SDK for Go alone, and goredis (redisfloor.go) the same Redis commands
@@ -40,8 +40,8 @@ import (
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
-	"github.com/redis/go-redis/v9"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 type event struct {
@@ -77,12 +77,12 @@ func main() {
 
 func run(storeName, scenario string, n int, endpoint, table string) error {
 	newClient := func() *dynamodb.Client { return newDynamoDBClient(endpoint, nil) }
-	newRedis := func() (*redis.Client, error) {
-		opt, err := redis.ParseURL(endpoint)
+	newRedis := func() (*goredis.Client, error) {
+		opt, err := goredis.ParseURL(endpoint)
 		if err != nil {
 			return nil, err
 		}
-		return redis.NewClient(opt), nil
+		return goredis.NewClient(opt), nil
 	}
 	var store idempotency.Store
 	switch storeName {
@@ -100,7 +100,7 @@ func run(storeName, scenario string, n int, endpoint, table string) error {
 			return err
 		}
 		defer client.Close()
-		s, err := redisstore.New(client)
+		s, err := redis.New(client)
 		if err != nil {
 			return err
 		}

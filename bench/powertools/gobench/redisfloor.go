@@ -6,40 +6,39 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
-// goredisFloor makes, for one call, the commands that redisstore makes on
+// goredisFloor makes, for one call, the commands that redis makes on
 // the same path, with go-redis and nothing else: no event decoding, no
 // key search or hash, no record, no handler. Its CPU time per call is the
 // least any Go library on go-redis can spend on that path, the floor that
 // the Redis comparison measures ours against.
 //
-//   - new: EVALSHA of redisstore's Acquire script, which writes the
+//   - new: EVALSHA of redis's Acquire script, which writes the
 //     IN_PROGRESS hash (answer 0), then EVALSHA of its Complete script,
 //     which replaces it with the COMPLETED hash (answer 1);
 //   - dup: EVALSHA of the Acquire script, which finds the record and
 //     answers it as HGETALL does.
 //
-// The commands carry the arguments redisstore sends (the times, the TTL,
-// the hash's fields and values). They run redisstore's own scripts, not
+// The commands carry the arguments redis sends (the times, the TTL,
+// the hash's fields and values). They run redis's own scripts, not
 // shorter ones: how long the server takes decides whether the reply is
 // there when the client first reads, or whether the client waits for it
 // in the netpoller, with more system calls and thread wake-ups, so the
 // server's work shows in the client's CPU time. The scripts are
 // unexported, so newGoredisFloor learns their SHA1 digests from one call
-// through redisstore, before the measured calls.
+// through redis, before the measured calls.
 type goredisFloor struct {
-	client            *redis.Client
+	client            *goredis.Client
 	acquire, complete string // the scripts' SHA1 digests
 }
 
 // newGoredisFloor returns the floor on the client newClient makes, after
-// one call through redisstore on another client of newClient's that
+// one call through redis on another client of newClient's that
 // records the digests of the scripts it runs. The caller closes f.client.
-func newGoredisFloor(ctx context.Context, newClient func() (*redis.Client, error)) (f goredisFloor, err error) {
+func newGoredisFloor(ctx context.Context, newClient func() (*goredis.Client, error)) (f goredisFloor, err error) {
 	probe, err := newClient()
 	if err != nil {
 		return f, err
@@ -51,7 +50,7 @@ func newGoredisFloor(ctx context.Context, newClient func() (*redis.Client, error
 			digests = append(digests, sha)
 		}
 	}))
-	store, err := redisstore.New(probe)
+	store, err := redis.New(probe)
 	if err != nil {
 		return f, err
 	}
@@ -62,7 +61,7 @@ func newGoredisFloor(ctx context.Context, newClient func() (*redis.Client, error
 		return f, err
 	}
 	if len(digests) != 2 {
-		return f, fmt.Errorf("a new key through redisstore ran scripts %q, want two (acquire, complete)", digests)
+		return f, fmt.Errorf("a new key through redis ran scripts %q, want two (acquire, complete)", digests)
 	}
 	f.acquire, f.complete = digests[0], digests[1]
 	f.client, err = newClient()
@@ -73,10 +72,10 @@ func newGoredisFloor(ctx context.Context, newClient func() (*redis.Client, error
 // EVALSHA command.
 type evalshaHook func(sha string)
 
-func (h evalshaHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h evalshaHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
-func (h evalshaHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (h evalshaHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
 		if args := cmd.Args(); cmd.Name() == "evalsha" && len(args) > 1 {
 			h(fmt.Sprint(args[1]))
 		}
@@ -84,7 +83,7 @@ func (h evalshaHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-func (h evalshaHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h evalshaHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return next
 }
 
@@ -94,7 +93,7 @@ func (f goredisFloor) call(ctx context.Context, id string, complete bool) error 
 	now := time.Now()
 	expiry := now.Add(time.Hour).Unix()
 	ttl := (time.Hour + time.Minute).Milliseconds()
-	// 32 hexadecimal digits, as long as redisstore's tokens.
+	// 32 hexadecimal digits, as long as redis's tokens.
 	token := "0000000000000000" + strconv.FormatInt(now.UnixNano(), 16)
 	deadline, _ := ctx.Deadline()
 	key := []string{"idempotency:" + id}

@@ -5,7 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
+	"github.com/gopowertools/lambda/redis"
 )
 
 // The environment variables that tell a function's idempotency apart from
@@ -62,10 +62,10 @@ func (f *Function) Name() (string, bool) {
 // Idempotent reports whether the function keeps idempotency records, in
 // any store the library has: it names a DynamoDB table in
 // POWERTOOLS_IDEMPOTENCY_TABLE (github.com/gopowertools/lambda/dynamo), a
-// Redis or Valkey server in REDIS_URL (redisstore.URLEnv, which its
+// Redis or Valkey server in REDIS_URL (redis.URLEnv, which its
 // ClientFromEnv reads), or declares its settings in Metadata.
 func (f *Function) Idempotent() bool {
-	return f.Variable(TableEnv) != nil || f.Variable(redisstore.URLEnv) != nil || Lookup(f.Metadata, MetadataKey) != nil
+	return f.Variable(TableEnv) != nil || f.Variable(redis.URLEnv) != nil || Lookup(f.Metadata, MetadataKey) != nil
 }
 
 // Table returns the logical ID of the table the function names in

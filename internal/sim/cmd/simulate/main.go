@@ -28,7 +28,7 @@ func main() {
 	seed := flag.Uint64("seed", 0, "replay this one seed")
 	store := flag.String("store", "all", "dynamo, redis, global-eventual, global-strong or all")
 	verbose := flag.Bool("v", false, "print the trace (with -seed), or every excused violation")
-	redisWait := flag.Int("redis-wait", 0, "redisstore's WaitReplicas for the Redis schedules: 0 (the default, no WAIT), 1, or -1 to draw it per seed")
+	redisWait := flag.Int("redis-wait", 0, "redis's WaitReplicas for the Redis schedules: 0 (the default, no WAIT), 1, or -1 to draw it per seed")
 	leaseBeyond := flag.Bool("lease-beyond-skew", false, "set WithLeaseBeyondDeadline to each schedule's largest clock skew")
 	noShrink := flag.Bool("no-shrink", false, "report a failing schedule as it is, without shortening it")
 	stop := flag.Bool("stop", false, "stop at the first schedule that breaks an invariant")

@@ -1,4 +1,4 @@
-package redisstore
+package redis
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (s *Store) Scan(ctx context.Context, status idempotency.Status) iter.Seq2[*
 	return func(yield func(*Page, error) bool) {
 		nodes, err := s.nodes(ctx)
 		if err != nil {
-			yield(nil, fmt.Errorf("redisstore: scan: listing the nodes: %w", err))
+			yield(nil, fmt.Errorf("redis: scan: listing the nodes: %w", err))
 			return
 		}
 		match := globEscape(s.opts.KeyPrefix) + "*"
@@ -64,7 +64,7 @@ func (s *Store) Scan(ctx context.Context, status idempotency.Status) iter.Seq2[*
 			for {
 				keys, next, err := node.Scan(ctx, cursor, match, int64(s.opts.ScanCount)).Result()
 				if err != nil {
-					yield(nil, fmt.Errorf("redisstore: scan %q: %w", match, err))
+					yield(nil, fmt.Errorf("redis: scan %q: %w", match, err))
 					return
 				}
 				if len(keys) > 0 {

@@ -1,4 +1,4 @@
-package redisstore
+package redis
 
 import (
 	"errors"
@@ -35,12 +35,12 @@ func TestNew(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer client.Close()
 	_, err = New(nil)
-	configError(t, err, "redisstore.New client")
+	configError(t, err, "redis.New client")
 	for _, n := range []int{0, -1} {
 		_, err := New(client, func(o *Options) { o.MaxRecordSize = n })
-		configError(t, err, "redisstore.Options.MaxRecordSize")
+		configError(t, err, "redis.Options.MaxRecordSize")
 		_, err = New(client, func(o *Options) { o.ScanCount = n })
-		configError(t, err, "redisstore.Options.ScanCount")
+		configError(t, err, "redis.Options.ScanCount")
 	}
 }
 

@@ -1,4 +1,4 @@
-package redisstore
+package redis
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func checkClient(client redis.UniversalClient) error {
 	defer cancel()
 	mode, err := redismode.Of(ctx, client)
 	if err != nil {
-		return fmt.Errorf("redisstore: New: asking the server whether it is a cluster node: %w", err)
+		return fmt.Errorf("redis: New: asking the server whether it is a cluster node: %w", err)
 	}
 	var why string
 	switch {
@@ -60,5 +60,5 @@ func checkClient(client redis.UniversalClient) error {
 	default:
 		return nil
 	}
-	return &idempotency.ConfigError{Name: "redisstore.New client", Err: errors.New(why)}
+	return &idempotency.ConfigError{Name: "redis.New client", Err: errors.New(why)}
 }

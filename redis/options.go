@@ -1,4 +1,4 @@
-package redisstore
+package redis
 
 import (
 	"fmt"
@@ -91,16 +91,16 @@ func options(optFns []func(*Options)) (Options, error) {
 		fn(&o)
 	}
 	if o.MaxRecordSize <= 0 {
-		return o, &idempotency.ConfigError{Name: "redisstore.Options.MaxRecordSize", Err: fmt.Errorf("%d: must be positive", o.MaxRecordSize)}
+		return o, &idempotency.ConfigError{Name: "redis.Options.MaxRecordSize", Err: fmt.Errorf("%d: must be positive", o.MaxRecordSize)}
 	}
 	if o.WaitReplicas < 0 {
-		return o, &idempotency.ConfigError{Name: "redisstore.Options.WaitReplicas", Err: fmt.Errorf("%d: must not be negative", o.WaitReplicas)}
+		return o, &idempotency.ConfigError{Name: "redis.Options.WaitReplicas", Err: fmt.Errorf("%d: must not be negative", o.WaitReplicas)}
 	}
 	if o.WaitReplicas > 0 && o.WaitTimeout <= 0 {
-		return o, &idempotency.ConfigError{Name: "redisstore.Options.WaitTimeout", Err: fmt.Errorf("%v: must be positive", o.WaitTimeout)}
+		return o, &idempotency.ConfigError{Name: "redis.Options.WaitTimeout", Err: fmt.Errorf("%v: must be positive", o.WaitTimeout)}
 	}
 	if o.ScanCount <= 0 {
-		return o, &idempotency.ConfigError{Name: "redisstore.Options.ScanCount", Err: fmt.Errorf("%d: must be positive", o.ScanCount)}
+		return o, &idempotency.ConfigError{Name: "redis.Options.ScanCount", Err: fmt.Errorf("%d: must be positive", o.ScanCount)}
 	}
 	return o, nil
 }

@@ -1,4 +1,4 @@
-package redisstore
+package redis
 
 import (
 	"context"
@@ -39,14 +39,14 @@ var _ idempotency.Store = (*Store)(nil)
 // again on the next invocation.
 func New(client redis.UniversalClient, optFns ...func(*Options)) (*Store, error) {
 	if client == nil {
-		return nil, &idempotency.ConfigError{Name: "redisstore.New client", Err: errors.New("nil")}
+		return nil, &idempotency.ConfigError{Name: "redis.New client", Err: errors.New("nil")}
 	}
 	o, err := options(optFns)
 	if err != nil {
 		return nil, err
 	}
 	if _, ring := client.(*redis.Ring); ring && o.WaitReplicas > 0 {
-		return nil, &idempotency.ConfigError{Name: "redisstore.Options.WaitReplicas", Err: errors.New("a Ring client cannot send WAIT on the connection that wrote: use a Client, a ClusterClient or a failover client")}
+		return nil, &idempotency.ConfigError{Name: "redis.Options.WaitReplicas", Err: errors.New("a Ring client cannot send WAIT on the connection that wrote: use a Client, a ClusterClient or a failover client")}
 	}
 	if err := checkClient(client); err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func New(client redis.UniversalClient, optFns ...func(*Options)) (*Store, error)
 
 // errEmptyKey is returned for an empty idempotency key, which the other
 // stores refuse too.
-var errEmptyKey = errors.New("redisstore: empty idempotency key")
+var errEmptyKey = errors.New("redis: empty idempotency key")
 
 // key is the Redis key of the record key.
 func (s *Store) key(key string) []string { return []string{s.opts.KeyPrefix + key} }
@@ -71,7 +71,7 @@ func (s *Store) record(op string, rec *idempotency.Record, now time.Time, lead .
 	var room [2 * maxFields]any
 	fields := appendFields(room[:0], rec)
 	if n := len(s.opts.KeyPrefix) + len(rec.Key) + size(fields); n > s.opts.MaxRecordSize {
-		return nil, fmt.Errorf("redisstore: %s %q: record of %d bytes is over the limit of %d: %w", op, rec.Key, n, s.opts.MaxRecordSize, idempotency.ErrRecordTooLarge)
+		return nil, fmt.Errorf("redis: %s %q: record of %d bytes is over the limit of %d: %w", op, rec.Key, n, s.opts.MaxRecordSize, idempotency.ErrRecordTooLarge)
 	}
 	args := make([]any, 0, len(lead)+1+len(fields))
 	args = append(args, lead...)
@@ -151,9 +151,9 @@ func (s *Store) conditional(ctx context.Context, op, key string, script *redis.S
 	}
 	switch n, ok := reply.(int64); {
 	case !ok:
-		return fmt.Errorf("redisstore: %s %q: the script answered %T, want an integer", op, key, reply)
+		return fmt.Errorf("redis: %s %q: the script answered %T, want an integer", op, key, reply)
 	case n == 0:
-		return fmt.Errorf("redisstore: %s %q: %w", op, key, idempotency.ErrLeaseLost)
+		return fmt.Errorf("redis: %s %q: %w", op, key, idempotency.ErrLeaseLost)
 	}
 	return nil
 }
@@ -186,7 +186,7 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 		return nil, requestError("get", key, err)
 	}
 	if arr, ok := reply.([]any); ok && len(arr) == 0 {
-		return nil, fmt.Errorf("redisstore: get %q: %w", key, idempotency.ErrRecordNotFound)
+		return nil, fmt.Errorf("redis: get %q: %w", key, idempotency.ErrRecordNotFound)
 	}
 	return s.decodeReply("get", key, reply)
 }
@@ -195,11 +195,11 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 func (s *Store) decodeReply(op, key string, reply any) (*idempotency.Record, error) {
 	arr, ok := reply.([]any)
 	if !ok {
-		return nil, fmt.Errorf("redisstore: %s %q: the script answered %T, want a hash", op, key, reply)
+		return nil, fmt.Errorf("redis: %s %q: the script answered %T, want a hash", op, key, reply)
 	}
 	f, err := fieldsOf(arr)
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: %s %q: the script answered %w", op, key, err)
+		return nil, fmt.Errorf("redis: %s %q: the script answered %w", op, key, err)
 	}
 	return decode(key, &f)
 }

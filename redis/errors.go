@@ -1,4 +1,4 @@
-package redisstore
+package redis
 
 import (
 	"fmt"
@@ -17,5 +17,5 @@ func requestError(op, key string, err error) error {
 	if redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return &idempotency.CorruptedRecordError{Key: key, Reason: "the Redis key holds another type than a hash"}
 	}
-	return fmt.Errorf("redisstore: %s %q: %w", op, key, err)
+	return fmt.Errorf("redis: %s %q: %w", op, key, err)
 }

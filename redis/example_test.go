@@ -1,4 +1,4 @@
-package redisstore_test
+package redis_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/redisstore"
-	"github.com/redis/go-redis/v9"
+	"github.com/gopowertools/lambda/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 type Order struct {
@@ -30,11 +30,11 @@ func fulfil(ctx context.Context, o Order) (Receipt, error) {
 // ACL user. The client and the store are made once, at cold start.
 // (Compiled, not run: it needs the server and the Lambda runtime.)
 func ExampleClientFromEnv() {
-	client, err := redisstore.ClientFromEnv()
+	client, err := redis.ClientFromEnv()
 	if err != nil {
 		log.Fatal(err) // a *idempotency.ConfigError when REDIS_URL is unset or invalid
 	}
-	store, err := redisstore.New(client)
+	store, err := redis.New(client)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -49,11 +49,11 @@ func ExampleClientFromEnv() {
 // rediss://app:PASSWORD@clustercfg.orders.abc123.use1.cache.amazonaws.com:6379
 // (Compiled, not run: it needs the cluster and the Lambda runtime.)
 func ExampleClusterClientFromEnv() {
-	client, err := redisstore.ClusterClientFromEnv()
+	client, err := redis.ClusterClientFromEnv()
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := redisstore.New(client)
+	store, err := redis.New(client)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,12 +67,12 @@ func ExampleClusterClientFromEnv() {
 // wrong kind with a *idempotency.ConfigError. (Compiled, not run: it
 // needs the Sentinels and the Lambda runtime.)
 func ExampleNew() {
-	client := redis.NewFailoverClient(&redis.FailoverOptions{
+	client := goredis.NewFailoverClient(&goredis.FailoverOptions{
 		MasterName:            "orders",
 		SentinelAddrs:         []string{"sentinel-1:26379", "sentinel-2:26379", "sentinel-3:26379"},
 		ContextTimeoutEnabled: true,
 	})
-	store, err := redisstore.New(client, func(o *redisstore.Options) {
+	store, err := redis.New(client, func(o *redis.Options) {
 		o.KeyPrefix = "orders:idempotency:"
 		o.MaxRecordSize = 64 << 10
 	})

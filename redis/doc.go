@@ -1,4 +1,4 @@
-// Package redisstore keeps idempotency records in Redis or Valkey: [Store]
+// Package redis keeps idempotency records in Redis or Valkey: [Store]
 // implements [idempotency.Store] with one server-side Lua script per
 // operation, through a go-redis client
 // (github.com/redis/go-redis/v9): a standalone server, a Redis Cluster
@@ -127,4 +127,4 @@
 // of the wrong kind for it. It is safe for concurrent use and starts no
 // goroutine; the client, its connection pool and its lifetime are the
 // caller's.
-package redisstore
+package redis

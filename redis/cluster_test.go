@@ -1,4 +1,4 @@
-package redisstore
+package redis
 
 import (
 	"context"
@@ -54,8 +54,8 @@ func TestWrongClientRefused(t *testing.T) {
 				}
 			} else {
 				ce, ok := errors.AsType[*idempotency.ConfigError](err)
-				if !ok || ce.Name != "redisstore.New client" {
-					t.Fatalf("New: %v, want a *ConfigError for redisstore.New client", err)
+				if !ok || ce.Name != "redis.New client" {
+					t.Fatalf("New: %v, want a *ConfigError for redis.New client", err)
 				}
 				// The message is what the person deploying reads: it must
 				// say what to do.
