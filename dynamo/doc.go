@@ -1,5 +1,9 @@
 // Package dynamo keeps idempotency records in a DynamoDB table: [Store]
 // implements [idempotency.Store] with one conditional request per operation.
+// Package redis beside it keeps them in Redis or Valkey. Both take their
+// client and func(*Options), as the AWS SDK's clients do: the module's
+// rule for a store built on a client (the middleware takes With…
+// options).
 //
 // The table layout is the one Powertools for AWS Lambda uses (attribute
 // names "id", "expiration", "in_progress_expiration", "status", "data",

@@ -1,4 +1,6 @@
-// Package redis keeps idempotency records in Redis or Valkey: [Store]
+// Package redis keeps idempotency records in Redis or Valkey, as package
+// dynamo beside it does in DynamoDB, and takes options the same way (a
+// func(*Options), as the AWS SDK's clients do). [Store]
 // implements [idempotency.Store] with one server-side Lua script per
 // operation, through a go-redis client
 // (github.com/redis/go-redis/v9): a standalone server, a Redis Cluster

@@ -83,8 +83,9 @@
 // The module has one rule for options: the middleware and what wraps it
 // (this package, httpapi, batch, responsestore) take With… functions; a
 // store built on a client (github.com/gopowertools/lambda/dynamo on the
-// AWS SDK's DynamoDB client, redis on go-redis) takes the client and
-// func(*Options), as the AWS SDK's own clients do.
+// AWS SDK's DynamoDB client, github.com/gopowertools/lambda/redis on
+// go-redis) takes the client and func(*Options), as the AWS SDK's own
+// clients do.
 //
 // # Zero values
 //
