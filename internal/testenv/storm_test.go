@@ -87,11 +87,14 @@ func stormRound(t *testing.T, client *dynamodb.Client, table string, round int) 
 		return wins
 	}
 
+	// The read that checks the winner may be retried: the property under
+	// test is the puts', and a connection lost under load says nothing of
+	// it.
 	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(table),
 		Key:            map[string]types.AttributeValue{"id": str(key)},
 		ConsistentRead: aws.Bool(true),
-	})
+	}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 3 })
 	if err != nil {
 		t.Fatalf("round %d: GetItem: %v", round, err)
 	}

@@ -23,8 +23,10 @@ type Store interface {
 	// rec.Key at now ([Record.Live]: while now is before its Expiry and,
 	// for IN_PROGRESS, before its LeaseEnd). Acquire returns (nil, nil) when
 	// rec was written, and the live record (with a nil error) when one
-	// exists. A record that cannot be decoded gives a
-	// [*CorruptedRecordError].
+	// exists. A retried Acquire whose earlier attempt wrote rec, its reply
+	// lost, may return that record: it carries rec.LeaseToken, and the
+	// middleware takes it as written. A record that cannot be decoded gives
+	// a [*CorruptedRecordError].
 	Acquire(ctx context.Context, rec *Record, now time.Time) (existing *Record, err error)
 
 	// Complete replaces the record rec.Key with rec (status COMPLETE) when
