@@ -137,13 +137,7 @@ func attributeJSON(av types.AttributeValue) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return keyformat.Encode(v)
 }
 
 // attributeAny returns av as encoding/json would decode its JSON.

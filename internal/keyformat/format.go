@@ -118,7 +118,7 @@ func (f Format) text(v any) ([]byte, error) {
 	case TypeScript:
 		return appendTypeScript(nil, v)
 	}
-	return encode(v)
+	return Encode(v)
 }
 
 // canonical returns v's canonical JSON: what encoding/json writes for the
@@ -129,11 +129,13 @@ func canonical(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encode(v)
+	return Encode(v)
 }
 
-// encode writes v as encoding/json does, without HTML escaping.
-func encode(v any) ([]byte, error) {
+// Encode writes v as encoding/json does, without HTML escaping and
+// without a final newline: as aws-lambda-go encodes a response, and as a
+// key's canonical text is written. It is the module's one such encoder.
+func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -150,7 +152,7 @@ func asDecoded(v any) (any, error) {
 	if decoded(v) {
 		return v, nil
 	}
-	b, err := encode(v)
+	b, err := Encode(v)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+
+	"github.com/gopowertools/lambda/internal/keyformat"
 )
 
 // Handler is an idempotent Lambda handler: pass it to lambda.Start from
@@ -132,13 +134,11 @@ func (e *engine) decodeEvent(payload []byte, in any) error {
 // encode encodes v as aws-lambda-go encodes a response. A failure is an
 // *encodeError: the user's code has succeeded by then.
 func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := keyformat.Encode(v)
+	if err != nil {
 		return nil, &encodeError{err: err}
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return b, nil
 }
 
 // decodeStored decodes the response of a replay into Out: a stored
