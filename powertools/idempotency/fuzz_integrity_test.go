@@ -407,9 +407,9 @@ func expectedHash(raw []byte) (hash string, ambiguous bool) {
 }
 
 // canonicalValue decodes raw, valid JSON as encoding/json captured it, and
-// writes it back in the canonical form of key.go: names sorted by their
-// bytes at every depth, no whitespace, strings escaped as encoding/json
-// escapes them without HTML escaping, numbers as written.
+// writes it back in the canonical form of internal/keyformat: names sorted
+// by their bytes at every depth, no whitespace, strings escaped as
+// encoding/json escapes them without HTML escaping, numbers as written.
 func canonicalValue(raw []byte) (v any, canon []byte, ambiguous bool) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
