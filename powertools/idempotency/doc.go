@@ -4,9 +4,10 @@
 //
 // [Wrap] turns a typed handler into a [*Handler] for lambda.Start ([New]
 // returns its configuration error instead of panicking); [WrapFunc] wraps
-// a function called from a handler, keyed on its argument. Both keep their records in a [Store]:
-// github.com/gopowertools/lambda/dynamo.Store in DynamoDB, or
-// idempotencytest.Store in memory for tests.
+// a function called from a handler, keyed on its argument. Both keep their
+// records in a [Store]: github.com/gopowertools/lambda/dynamo.Store in
+// DynamoDB, github.com/gopowertools/lambda/redis.Store in Redis or Valkey,
+// or idempotencytest.Store in memory for tests.
 //
 // # How an invocation runs
 //

@@ -8,7 +8,8 @@ import (
 // Store keeps idempotency records. Implementations must make each method
 // atomic for a key: two concurrent Acquire calls for one key never both
 // succeed. [github.com/gopowertools/lambda/dynamo.Store] keeps records in
-// DynamoDB; [github.com/gopowertools/lambda/powertools/idempotency/idempotencytest.Store]
+// DynamoDB, [github.com/gopowertools/lambda/redis.Store] in Redis or
+// Valkey; [github.com/gopowertools/lambda/powertools/idempotency/idempotencytest.Store]
 // keeps them in memory, with the same semantics, for tests.
 //
 // A Store must not keep, or change, a *Record it is given once the call
