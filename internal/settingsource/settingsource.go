@@ -11,3 +11,10 @@ package settingsource
 // that gave each setting that something gave. A setting given by nothing
 // has its built-in default and no entry.
 var Of func(opts any, function bool) (map[string]string, error)
+
+// Parse returns the idempotency.Option (as any) that value gives the
+// option named option, value spelled as the option's environment variable
+// spells it (the command reads Metadata.Idempotency's declarations so),
+// or the error the library gives that variable's value. The library sets
+// it too.
+var Parse func(option, value string) (opt any, err error)

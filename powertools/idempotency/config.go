@@ -141,7 +141,7 @@ func resolve(opts []Option, kind wrapperKind) (*options, error) {
 		if value == "" || (v.eventShaped && kind == funcKind) {
 			continue
 		}
-		opt, err := v.option(value)
+		opt, err := v.read(value)
 		if err != nil {
 			o.errs[v.sets] = &ConfigError{Name: v.name, Err: err}
 			continue
@@ -174,6 +174,13 @@ func init() {
 			sources[option] = s.name
 		}
 		return sources, nil
+	}
+	settingsource.Parse = func(option, value string) (any, error) {
+		spell, ok := spellings[option]
+		if !ok {
+			return nil, fmt.Errorf("%s has no spelling", option)
+		}
+		return spell(value)
 	}
 }
 

@@ -36,6 +36,43 @@ const (
 	envDev = "POWERTOOLS_DEV"
 )
 
+// spellings read an option's value from text, as its environment variable
+// spells it: the one reading of these values, which the operator command
+// also gives the declarations of a function's template (see
+// internal/settingsource). WithKeyRequired has no variable, but a spelling.
+var spellings = map[string]func(value string) (Option, error){
+	"WithDisabled":            parsed(parseBool, WithDisabled),
+	"WithEventKey":            text(WithEventKey),
+	"WithPayloadValidation":   text(WithPayloadValidation),
+	"WithKeyPrefix":           text(WithKeyPrefix),
+	"WithKeyRequired":         parsed(parseBool, WithKeyRequired),
+	"WithExpiresAfter":        parsed(parseDuration, WithExpiresAfter),
+	"WithCompatibility":       parsed(parseCompatibility, WithCompatibility),
+	"WithHash":                parsed(parseHash, WithHash),
+	"WithPythonHandler":       text(WithPythonHandler),
+	"WithAbandonPolicy":       parsed(parseAbandonPolicy, WithAbandonPolicy),
+	"WithWaitForInProgress":   parsed(parseBool, WithWaitForInProgress),
+	"WithLeaseBeyondDeadline": parsed(parseDuration, WithLeaseBeyondDeadline),
+	"WithMetricsNamespace":    text(WithMetricsNamespace),
+	"WithOutcomeLog":          parsed(parseBool, WithOutcomeLog),
+}
+
+// text spells an option that takes text as it is.
+func text(opt func(string) Option) func(string) (Option, error) {
+	return func(v string) (Option, error) { return opt(v), nil }
+}
+
+// parsed spells an option whose value parse reads.
+func parsed[T any](parse func(string) (T, error), opt func(T) Option) func(string) (Option, error) {
+	return func(v string) (Option, error) {
+		x, err := parse(v)
+		if err != nil {
+			return nil, err
+		}
+		return opt(x), nil
+	}
+}
+
 // variable is an environment variable read as an option.
 type variable struct {
 	name string
@@ -44,43 +81,34 @@ type variable struct {
 	// eventShaped variables describe the event, which a function
 	// wrapper's argument is not: it does not read them.
 	eventShaped bool
-	option      func(value string) (Option, error)
+	// option reads the value; nil reads it with the option's spelling.
+	option func(value string) (Option, error)
+}
+
+// read returns the option that value of v gives.
+func (v variable) read(value string) (Option, error) {
+	if v.option != nil {
+		return v.option(value)
+	}
+	return spellings[v.sets](value)
 }
 
 // variables are read in this order, so that POWERTOOLS_METRICS_DISABLED,
 // Powertools' switch for all its metrics, comes after
 // POWERTOOLS_IDEMPOTENCY_METRICS.
 var variables = []variable{
-	{envDisabled, "WithDisabled", false, func(v string) (Option, error) { b, err := parseBool(v); return WithDisabled(b), err }},
-	{envEventKey, "WithEventKey", true, func(v string) (Option, error) { return WithEventKey(v), nil }},
-	{envValidation, "WithPayloadValidation", true, func(v string) (Option, error) { return WithPayloadValidation(v), nil }},
-	{envExpiresAfter, "WithExpiresAfter", false, func(v string) (Option, error) { d, err := parseDuration(v); return WithExpiresAfter(d), err }},
-	{envKeyPrefix, "WithKeyPrefix", true, func(v string) (Option, error) { return WithKeyPrefix(v), nil }},
-	{envCompatibility, "WithCompatibility", false, func(v string) (Option, error) {
-		for _, c := range []Compatibility{OwnFormat, PowertoolsPython, PowertoolsTypeScript} {
-			if strings.EqualFold(v, c.String()) {
-				return WithCompatibility(c), nil
-			}
-		}
-		return nil, fmt.Errorf("%q is not own, python or typescript", v)
-	}},
-	{envHashFunction, "WithHash", false, func(v string) (Option, error) {
-		if h, ok := hashNames[strings.ToLower(v)]; ok {
-			return WithHash(h), nil
-		}
-		return nil, fmt.Errorf("%q is not md5, sha1, sha224, sha256, sha384 or sha512", v)
-	}},
-	{envPythonHandler, "WithPythonHandler", true, func(v string) (Option, error) { return WithPythonHandler(v), nil }},
-	{envAbandonPolicy, "WithAbandonPolicy", false, func(v string) (Option, error) {
-		for _, p := range []AbandonPolicy{AbandonRetry, AbandonBlock, AbandonUncertain} {
-			if strings.EqualFold(v, p.String()) {
-				return WithAbandonPolicy(p), nil
-			}
-		}
-		return nil, fmt.Errorf("%q is not retry, block or uncertain", v)
-	}},
-	{envWait, "WithWaitForInProgress", false, func(v string) (Option, error) { b, err := parseBool(v); return WithWaitForInProgress(b), err }},
-	{envLeaseBeyond, "WithLeaseBeyondDeadline", false, func(v string) (Option, error) { d, err := parseDuration(v); return WithLeaseBeyondDeadline(d), err }},
+	{envDisabled, "WithDisabled", false, nil},
+	{envEventKey, "WithEventKey", true, nil},
+	{envValidation, "WithPayloadValidation", true, nil},
+	{envExpiresAfter, "WithExpiresAfter", false, nil},
+	{envKeyPrefix, "WithKeyPrefix", true, nil},
+	{envCompatibility, "WithCompatibility", false, nil},
+	{envHashFunction, "WithHash", false, nil},
+	{envPythonHandler, "WithPythonHandler", true, nil},
+	{envAbandonPolicy, "WithAbandonPolicy", false, nil},
+	{envWait, "WithWaitForInProgress", false, nil},
+	{envLeaseBeyond, "WithLeaseBeyondDeadline", false, nil},
+	// The metrics' switches, whose values are not a writer's spelling.
 	{envMetrics, "WithMetrics", true, func(v string) (Option, error) {
 		on, err := parseBool(v)
 		if on {
@@ -95,8 +123,36 @@ var variables = []variable{
 		}
 		return WithMetrics(nil), err
 	}},
-	{envMetricsNamespace, "WithMetricsNamespace", false, func(v string) (Option, error) { return WithMetricsNamespace(v), nil }},
-	{envOutcomeLog, "WithOutcomeLog", true, func(v string) (Option, error) { b, err := parseBool(v); return WithOutcomeLog(b), err }},
+	{envMetricsNamespace, "WithMetricsNamespace", false, nil},
+	{envOutcomeLog, "WithOutcomeLog", true, nil},
+}
+
+// parseCompatibility reads own, python or typescript, in any case.
+func parseCompatibility(v string) (Compatibility, error) {
+	for _, c := range []Compatibility{OwnFormat, PowertoolsPython, PowertoolsTypeScript} {
+		if strings.EqualFold(v, c.String()) {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not own, python or typescript", v)
+}
+
+// parseHash reads a hash by its name in hashNames, in any case.
+func parseHash(v string) (crypto.Hash, error) {
+	if h, ok := hashNames[strings.ToLower(v)]; ok {
+		return h, nil
+	}
+	return 0, fmt.Errorf("%q is not md5, sha1, sha224, sha256, sha384 or sha512", v)
+}
+
+// parseAbandonPolicy reads retry, block or uncertain, in any case.
+func parseAbandonPolicy(v string) (AbandonPolicy, error) {
+	for _, p := range []AbandonPolicy{AbandonRetry, AbandonBlock, AbandonUncertain} {
+		if strings.EqualFold(v, p.String()) {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not retry, block or uncertain", v)
 }
 
 // hashNames are the hashes [WithHash] accepts, by the names that

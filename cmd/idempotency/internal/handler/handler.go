@@ -115,7 +115,7 @@ func New(f Function, now func() time.Time) (*Wrapper, error) {
 	}
 	w := &Wrapper{Settings: f.settings(sources, wrapper)}
 	expires, _ := w.Setting("ExpiresAfter")
-	w.ExpiresAfter, _ = readDuration(expires.Value) // the library read it so
+	w.ExpiresAfter, _ = time.ParseDuration(expires.Value) // the library read it so
 	// The probe is the function's wrapper but for what it does besides
 	// answering: a delivery that meets an invocation in progress is told
 	// so at once, rather than waiting for it; what it was told goes to

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,7 +205,7 @@ func TestSameAsTheLibrary(t *testing.T) {
 		{
 			name: "code wins, and its variable is not read", env: []string{FunctionNameEnv, "orders", EventKeyEnv, "bad((", ExpiresAfterEnv, "bad", CompatibilityEnv, "bad", HashEnv, "bad"},
 			code: []string{"EventKey", "order_id", "ExpiresAfter", "2h", "Compatibility", "typescript", "Hash", "sha512", "KeyRequired", "true"},
-			opts: []idempotency.Option{idempotency.WithEventKey("order_id"), idempotency.WithExpiresAfter(2 * time.Hour), idempotency.WithCompatibility(idempotency.PowertoolsTypeScript), idempotency.WithHash(hashes["sha512"]), idempotency.WithKeyRequired(true)},
+			opts: []idempotency.Option{idempotency.WithEventKey("order_id"), idempotency.WithExpiresAfter(2 * time.Hour), idempotency.WithCompatibility(idempotency.PowertoolsTypeScript), idempotency.WithHash(crypto.SHA512), idempotency.WithKeyRequired(true)},
 		},
 		{
 			name: "python in code", env: []string{FunctionNameEnv, "orders"},

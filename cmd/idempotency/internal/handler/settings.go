@@ -1,13 +1,13 @@
 package handler
 
 import (
-	"crypto"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
+	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -21,43 +21,16 @@ const (
 	FunctionNameEnv = template.FunctionNameEnv
 )
 
-// entry is an entry of Metadata.Idempotency: what a function's code gives
-// outright with the option "With" + name, read from the entry's value.
-type entry struct {
-	name   string
-	option func(value string) (idempotency.Option, error)
-}
-
 // entries are the entries of Metadata.Idempotency, in the order that
-// Wrapper.Settings shows them. They are everything a function's code can
-// set that changes its keys, or what a delivery meets; the command's
-// flags are the same settings, in kebab case (--event-key). WrapFunc is
-// the name given to idempotency.WrapFunc, not an option.
-var entries = []entry{
-	{"WrapFunc", nil},
-	{"KeyPrefix", text(idempotency.WithKeyPrefix)},
-	{"EventKey", text(idempotency.WithEventKey)},
-	{"PayloadValidation", text(idempotency.WithPayloadValidation)},
-	{"KeyRequired", read(readBool, idempotency.WithKeyRequired)},
-	{"ExpiresAfter", read(readDuration, idempotency.WithExpiresAfter)},
-	{"Compatibility", read(readCompatibility, idempotency.WithCompatibility)},
-	{"Hash", read(readHash, idempotency.WithHash)},
-	{"PythonHandler", text(idempotency.WithPythonHandler)},
-	{"AbandonPolicy", read(readAbandonPolicy, idempotency.WithAbandonPolicy)},
-}
-
-func text(opt func(string) idempotency.Option) func(string) (idempotency.Option, error) {
-	return func(v string) (idempotency.Option, error) { return opt(v), nil }
-}
-
-func read[T any](parse func(string) (T, error), opt func(T) idempotency.Option) func(string) (idempotency.Option, error) {
-	return func(v string) (idempotency.Option, error) {
-		x, err := parse(v)
-		if err != nil {
-			return nil, err
-		}
-		return opt(x), nil
-	}
+// Wrapper.Settings shows them: each what a function's code gives outright
+// with the option "With" + entry, its value spelled as the library's
+// variable spells it (settingsource.Parse reads it). They are everything a
+// function's code can set that changes its keys, or what a delivery meets;
+// the command's flags are the same settings, in kebab case (--event-key).
+// WrapFunc is the name given to idempotency.WrapFunc, not an option.
+var entries = []string{
+	"WrapFunc", "KeyPrefix", "EventKey", "PayloadValidation", "KeyRequired",
+	"ExpiresAfter", "Compatibility", "Hash", "PythonHandler", "AbandonPolicy",
 }
 
 // DeclarationError reports an entry of Metadata.Idempotency, or a flag of
@@ -80,25 +53,21 @@ func (e *DeclarationError) Unwrap() error { return e.Err }
 // process's.
 func (f Function) options() ([]idempotency.Option, error) {
 	for name, s := range f.Code {
-		if !slices.ContainsFunc(entries, func(e entry) bool { return e.name == name }) {
-			names := make([]string, len(entries))
-			for i, e := range entries {
-				names[i] = e.name
-			}
-			return nil, &DeclarationError{Source: s.Source, Err: fmt.Errorf("no such setting %q (the entries of Metadata.%s: %s)", name, template.MetadataKey, strings.Join(names, ", "))}
+		if !slices.Contains(entries, name) {
+			return nil, &DeclarationError{Source: s.Source, Err: fmt.Errorf("no such setting %q (the entries of Metadata.%s: %s)", name, template.MetadataKey, strings.Join(entries, ", "))}
 		}
 	}
 	var opts []idempotency.Option
-	for _, e := range entries {
-		s, ok := f.Code[e.name]
-		if !ok || e.option == nil {
+	for _, name := range entries {
+		s, ok := f.Code[name]
+		if !ok || name == "WrapFunc" {
 			continue
 		}
-		opt, err := e.option(s.Value)
+		opt, err := settingsource.Parse("With"+name, s.Value)
 		if err != nil {
 			return nil, &DeclarationError{Source: s.Source, Err: err}
 		}
-		opts = append(opts, opt)
+		opts = append(opts, opt.(idempotency.Option))
 	}
 	env := make(map[string]string, len(f.Env))
 	for name, s := range f.Env {
@@ -146,18 +115,19 @@ func (f Function) settings(sources map[string]string, wrapper bool) []Resolved {
 		return Setting{def, DefaultSource}
 	}
 	compat := setting("Compatibility", idempotency.OwnFormat.String())
-	mode, _ := readCompatibility(compat.Value) // the library read it so
-	hash := "sha256"
-	if mode != idempotency.OwnFormat {
-		hash = "md5"
+	// The library has read the mode's text, in any case.
+	python := strings.EqualFold(compat.Value, idempotency.PowertoolsPython.String())
+	hash := "md5"
+	if strings.EqualFold(compat.Value, idempotency.OwnFormat.String()) {
+		hash = "sha256"
 	}
 	var shown []Resolved
 	show := func(name string, s Setting) { shown = append(shown, Resolved{name, s}) }
 	if wrapper {
 		show("WrapFunc", f.Code["WrapFunc"])
 	}
-	handler, python := from("WithPythonHandler")
-	python = python && mode == idempotency.PowertoolsPython
+	handler, given := from("WithPythonHandler")
+	python = python && given
 	if s, ok := from("WithKeyPrefix"); ok {
 		show("KeyPrefix", s)
 	} else if s, ok := f.prefixSource(wrapper, handler, python); ok {
@@ -200,57 +170,4 @@ func (f Function) prefixSource(wrapper bool, handler Setting, python bool) (Sett
 		return Setting{"", fn.Source}, true
 	}
 	return Setting{}, false
-}
-
-// The readers of the entries' values, with the spellings of the library's
-// variables.
-
-func readBool(v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "1", "t", "true", "y", "yes", "on":
-		return true, nil
-	case "0", "f", "false", "n", "no", "off":
-		return false, nil
-	}
-	return false, fmt.Errorf("%q is not a boolean (want one of 1, t, true, y, yes, on, 0, f, false, n, no, off)", v)
-}
-
-func readDuration(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a Go duration such as 1h or 90m", v)
-	}
-	return d, nil
-}
-
-func readCompatibility(v string) (idempotency.Compatibility, error) {
-	for _, c := range []idempotency.Compatibility{idempotency.OwnFormat, idempotency.PowertoolsPython, idempotency.PowertoolsTypeScript} {
-		if strings.EqualFold(v, c.String()) {
-			return c, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not own, python or typescript", v)
-}
-
-// hashes are the hashes idempotency.WithHash accepts, by the names of
-// Python's hashlib and Node's crypto.
-var hashes = map[string]crypto.Hash{
-	"md5": crypto.MD5, "sha1": crypto.SHA1, "sha224": crypto.SHA224,
-	"sha256": crypto.SHA256, "sha384": crypto.SHA384, "sha512": crypto.SHA512,
-}
-
-func readHash(v string) (crypto.Hash, error) {
-	if h, ok := hashes[strings.ToLower(v)]; ok {
-		return h, nil
-	}
-	return 0, fmt.Errorf("%q is not md5, sha1, sha224, sha256, sha384 or sha512", v)
-}
-
-func readAbandonPolicy(v string) (idempotency.AbandonPolicy, error) {
-	for _, p := range []idempotency.AbandonPolicy{idempotency.AbandonRetry, idempotency.AbandonBlock, idempotency.AbandonUncertain} {
-		if strings.EqualFold(v, p.String()) {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not retry, block or uncertain", v)
 }
