@@ -28,13 +28,11 @@ type Writer struct {
 // Dimension is a dimension of every document of a Writer.
 type Dimension struct{ Name, Value string }
 
-// NewWriter returns a Writer of documents in namespace with dims, after
-// checking them as CloudWatch would, so that it will not refuse the
-// documents.
+// NewWriter returns a Writer of documents in namespace, one that
+// CheckNamespace accepts (the caller checks it, to name what gave it),
+// with dims, after checking them as CloudWatch would, so that it will not
+// refuse the documents.
 func NewWriter(w io.Writer, namespace string, dims ...Dimension) (*Writer, error) {
-	if err := CheckNamespace(namespace); err != nil {
-		return nil, err
-	}
 	m := &Writer{namespace: namespace, members: map[string]string{}, w: w}
 	var names []string
 	for _, d := range dims {
