@@ -66,10 +66,10 @@ func ModeOf(ctx context.Context) Mode {
 	return m
 }
 
-// DefaultHash is the hash of a mode when none is given: SHA-256 in the
+// defaultHash is the hash of a mode when none is given: SHA-256 in the
 // library's own format, Powertools' default, MD5, in its modes
 // (hash_function, hashFunction).
-func DefaultHash(m Mode) crypto.Hash {
+func defaultHash(m Mode) crypto.Hash {
 	if m == Own {
 		return crypto.SHA256
 	}
@@ -86,7 +86,7 @@ func (f Format) Digest(v any) (string, error) {
 	}
 	h := f.Hash
 	if h == 0 {
-		h = DefaultHash(f.Mode)
+		h = defaultHash(f.Mode)
 	}
 	d := h.New()
 	d.Write(text)
