@@ -91,6 +91,14 @@ sam-check: ## run the sam validate --lint and sam build of docs/deploying.md and
 # through the module proxy.
 GO_MIN := $(shell sed -n 's/^go //p' go.mod)
 
+# The library's exported API is recorded under api/ (internal/apirecord's
+# test compares it with the code). After a deliberate change, regenerate it
+# and say what changed in CHANGELOG.md, in the same commit.
+.PHONY: api
+api: ## rewrite the recorded API under api/ from the code (after a deliberate change; see CHANGELOG.md)
+	$(call step,go test ./internal/apirecord -update)
+	@$(GO) test -count=1 ./internal/apirecord -update
+
 .PHONY: test test-with-servers go-test bench-test test-go-min
 test: tools fmt-check staticcheck lint-template sam-check build ## everything CI runs, against real servers
 	$(call step,starting the test servers)
