@@ -143,7 +143,6 @@ func TestGoldenWrite(t *testing.T) {
 	simple, composite := goldenTables(t, srv)
 	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
-			golden.Seed(t)
 			var wire golden.Wire
 			tableOpts := simple
 			if c.composite {
@@ -153,6 +152,7 @@ func TestGoldenWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			golden.Seed(t)
 			if _, _, err := golden.Invoke(store, golden.Order("ord-"+c.name, 12.5), c.fn, c.opts...); err != nil && c.name != "uncertain" {
 				t.Fatal(err)
 			}

@@ -173,9 +173,9 @@ func TestGoldenWrite(t *testing.T) {
 	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", goldenFunction)
 	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
-			golden.Seed(t)
 			w := &writes{prefix: testPrefix(t)}
 			store := newStore(t, srv.client(t, w), func(o *Options) { o.KeyPrefix = w.prefix + DefaultKeyPrefix })
+			golden.Seed(t)
 			if _, _, err := golden.Invoke(store, golden.Order("ord-"+c.name, 12.5), c.fn, c.opts...); err != nil && c.name != "uncertain" {
 				t.Fatal(err)
 			}

@@ -34,10 +34,17 @@ func Check(t testing.TB, name string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v: run the test with -update to write it", err)
 	}
+	Compare(t, p, want, got)
+}
+
+// Compare fails t unless got, a record this version wrote, is want, the
+// record of the golden file name.
+func Compare(t testing.TB, name string, want, got []byte) {
+	t.Helper()
 	if !bytes.Equal(got, want) {
 		t.Errorf("this version writes another record than %s (-file +written):\n%s"+
 			"If the change is deliberate, regenerate the file with -update and say in CHANGELOG.md what changed in the record format; docs/record-format.md says what a change must keep.",
-			p, cmp.Diff(string(want), string(got)))
+			name, cmp.Diff(string(want), string(got)))
 	}
 }
 

@@ -24,10 +24,11 @@ var At = time.Date(2025, time.June, 1, 12, 0, 0, 123_000_000, time.UTC)
 // passed), so the lease is WithLease's.
 const Lease = 30 * time.Second
 
-// Seed makes the lease tokens of t, and whatever else draws on
-// crypto/rand, the same on every run: each record's test calls it
-// first, so that adding a record leaves the others' tokens alone. The
-// test must not be parallel.
+// Seed makes the lease token of the next invocation of t, and whatever
+// else draws on crypto/rand, the same on every run. A test calls it right
+// before each golden invocation, so that neither another record nor a
+// client that draws for its own needs (the SDK's request ids) moves the
+// token. The test must not be parallel.
 func Seed(t *testing.T) { cryptotest.SetGlobalRandom(t, 1) }
 
 // Func is a handler of the golden invocations.
