@@ -18,6 +18,10 @@
 //     moto table replay each other's records, detect each other's payload
 //     conflicts, and wait for each other's live leases
 //     (testdata/function.py, testdata/function.mjs).
+//   - golden_test.go: the records each Powertools runtime writes, kept in
+//     testdata/golden (-update writes them anew, with moto and both
+//     runtimes), are read by a Go function in that runtime's mode as
+//     that runtime would: replayed, a payload conflict, a live lease.
 //
 // Without .tools/bench-python or .tools/bench-node, or without moto
 // (scripts/with-servers.sh), the tests skip with a message; under CI
