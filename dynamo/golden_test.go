@@ -47,7 +47,7 @@ var goldenCases = []goldenCase{{
 	writes: []string{"inprogress.json", "completed.json"},
 	reads: []goldenRead{
 		{"inprogress.json", []goldenDup{{golden.Order("ord-plain", 12.5), golden.InProgress}}},
-		{"completed.json", []goldenDup{{golden.Order("ord-plain", 12.5), "replay " + golden.Receipt("ord-plain")}}},
+		{"completed.json", []goldenDup{{golden.Order("ord-plain", 12.5), golden.Replay(golden.Receipt("ord-plain"))}}},
 	},
 }, {
 	name:   "validation",
@@ -61,7 +61,7 @@ var goldenCases = []goldenCase{{
 		}},
 		{"completed-validation.json", []goldenDup{
 			{golden.Order("ord-validation", 99), "PayloadConflictError stored_hash=2f187853cebc55a88a208f55f1a314cec78c7b31e431c62b31d0c3cdd6eca931"},
-			{golden.Order("ord-validation", 12.5), "replay " + golden.Receipt("ord-validation")},
+			{golden.Order("ord-validation", 12.5), golden.Replay(golden.Receipt("ord-validation"))},
 		}},
 	},
 }, {
@@ -100,7 +100,7 @@ var goldenCases = []goldenCase{{
 	writes:    []string{"inprogress-composite.json", "completed-composite.json"},
 	reads: []goldenRead{
 		{"inprogress-composite.json", []goldenDup{{golden.Order("ord-composite", 12.5), golden.InProgress}}},
-		{"completed-composite.json", []goldenDup{{golden.Order("ord-composite", 12.5), "replay " + golden.Receipt("ord-composite")}}},
+		{"completed-composite.json", []goldenDup{{golden.Order("ord-composite", 12.5), golden.Replay(golden.Receipt("ord-composite"))}}},
 	},
 }, {
 	// Keys, payload hashes and data as Powertools Python writes them.
@@ -109,7 +109,7 @@ var goldenCases = []goldenCase{{
 	fn:     golden.Respond(golden.Receipt("ord-python")),
 	writes: []string{"", "completed-python.json"},
 	reads: []goldenRead{
-		{"completed-python.json", []goldenDup{{golden.Order("ord-python", 12.5), "replay " + golden.Receipt("ord-python")}}},
+		{"completed-python.json", []goldenDup{{golden.Order("ord-python", 12.5), golden.Replay(golden.Receipt("ord-python"))}}},
 	},
 }, {
 	// ... and as Powertools TypeScript writes them: data as a map.
@@ -119,7 +119,7 @@ var goldenCases = []goldenCase{{
 	writes: []string{"", "completed-typescript.json"},
 	reads: []goldenRead{
 		// Read back as JSON with the members in key order.
-		{"completed-typescript.json", []goldenDup{{golden.Order("ord-typescript", 12.5), `replay {"amount":12.5,"items":[{"qty":2,"sku":"A-1"}],"none":null,"note":"café ✓ <b>&","ok":true,"order_id":"ord-typescript","status":"charged"}`}}},
+		{"completed-typescript.json", []goldenDup{{golden.Order("ord-typescript", 12.5), golden.Replay(`{"amount":12.5,"items":[{"qty":2,"sku":"A-1"}],"none":null,"note":"café ✓ <b>&","ok":true,"order_id":"ord-typescript","status":"charged"}`)}}},
 	},
 }}
 

@@ -118,7 +118,7 @@ var goldenCases = []struct {
 	writes: []string{"inprogress.json", "completed.json"},
 	dups: map[string][]goldenDup{
 		"inprogress.json": {{golden.Order("ord-plain", 12.5), golden.InProgress}},
-		"completed.json":  {{golden.Order("ord-plain", 12.5), "replay " + golden.Receipt("ord-plain")}},
+		"completed.json":  {{golden.Order("ord-plain", 12.5), golden.Replay(golden.Receipt("ord-plain"))}},
 	},
 }, {
 	name:   "validation",
@@ -132,7 +132,7 @@ var goldenCases = []struct {
 		},
 		"completed-validation.json": {
 			{golden.Order("ord-validation", 99), "PayloadConflictError stored_hash=2f187853cebc55a88a208f55f1a314cec78c7b31e431c62b31d0c3cdd6eca931"},
-			{golden.Order("ord-validation", 12.5), "replay " + golden.Receipt("ord-validation")},
+			{golden.Order("ord-validation", 12.5), golden.Replay(golden.Receipt("ord-validation"))},
 		},
 	},
 }, {

@@ -55,11 +55,17 @@ func Invoke(store idempotency.Store, event string, fn Func, opts ...idempotency.
 const Ran = `{"ran":"the handler"}`
 
 // Duplicate runs event as a duplicate of a golden record, with a handler
-// that answers Ran, and returns what it got in the words of Outcome.
+// that answers Ran, and returns what it got in the words of Outcome; a
+// replay says too when the observer is told the response was stored.
 func Duplicate(store idempotency.Store, event string, opts ...idempotency.Option) string {
+	var completedAt time.Time
+	observe := idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { completedAt = o.CompletedAt })
 	resp, ran, err := Invoke(store, event, func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(Ran), nil
-	}, opts...)
+	}, append(opts, observe)...)
+	if err == nil && !ran {
+		return "replay completed_at=" + stamp(completedAt) + " " + string(resp)
+	}
 	return Outcome(resp, ran, err)
 }
 
@@ -137,3 +143,7 @@ func Unsure(context.Context, json.RawMessage) (json.RawMessage, error) {
 // InProgress is what a duplicate of a golden IN_PROGRESS record gets:
 // the holder's lease ends at At+Lease.
 var InProgress = "InProgressError lease_end=" + stamp(At.Add(Lease))
+
+// Replay is what a duplicate of a golden COMPLETE record gets: its
+// response resp, stored at At.
+func Replay(resp string) string { return "replay completed_at=" + stamp(At) + " " + resp }

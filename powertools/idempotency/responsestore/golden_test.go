@@ -222,7 +222,7 @@ func TestGoldenRead(t *testing.T) {
 		golden.PutItem(t, endpoint, o.TableName, rec.Item)
 		store := goldenStore(t, inner, c.opts(s3c))
 		id := "ord-" + c.file
-		if got, want := golden.Duplicate(store, golden.Order(id, 12.5), goldenOpts...), "replay "+goldenResponse(id); got != want {
+		if got, want := golden.Duplicate(store, golden.Order(id, 12.5), goldenOpts...), golden.Replay(goldenResponse(id)); got != want {
 			t.Errorf("%s: a duplicate got\n\t%s\nwant\n\t%s", c.file, got, want)
 		}
 	}
