@@ -74,6 +74,8 @@ type result struct {
 	completedAt time.Time
 	// handler is how long the user's code ran, when it ran.
 	handler time.Duration
+	// handlerRan reports that the user's code ran in this invocation.
+	handlerRan bool
 }
 
 // replayed reports whether the response came from a record, not from fn.
@@ -97,7 +99,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
 		start := e.startTimer()
 		resp, err := fn(withoutKey(ctx), payload)
-		return result{response: resp, outcome: OutcomeNoKey, handler: e.since(start)}, unwrapEncode(err)
+		return result{response: resp, outcome: OutcomeNoKey, handler: e.since(start), handlerRan: true}, unwrapEncode(err)
 	}
 
 	now := e.now()
@@ -251,23 +253,23 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) (re
 		// The effect has happened: the key completes, with no response.
 		outcome, err := e.complete(writeContext(ctx), l, nil, true)
 		if err != nil {
-			return result{key: key, outcome: outcome, handler: ran}, err
+			return result{key: key, outcome: outcome, handler: ran, handlerRan: true}, err
 		}
-		return result{key: key, outcome: outcome, handler: ran}, encErr.err
+		return result{key: key, outcome: outcome, handler: ran, handlerRan: true}, encErr.err
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*UncertainError](err); ok {
 			e.hold(writeContext(ctx), l)
-			return result{key: key, outcome: OutcomeUncertain, handler: ran}, err
+			return result{key: key, outcome: OutcomeUncertain, handler: ran, handlerRan: true}, err
 		}
 		e.release(writeContext(ctx), l)
-		return result{key: key, outcome: OutcomeReleased, handler: ran}, err
+		return result{key: key, outcome: OutcomeReleased, handler: ran, handlerRan: true}, err
 	}
 	outcome, err := e.complete(writeContext(ctx), l, resp, false)
 	if err != nil {
-		return result{key: key, outcome: outcome, handler: ran}, err
+		return result{key: key, outcome: outcome, handler: ran, handlerRan: true}, err
 	}
-	return result{response: resp, key: key, outcome: outcome, handler: ran}, nil
+	return result{response: resp, key: key, outcome: outcome, handler: ran, handlerRan: true}, nil
 }
 
 // storeError maps a store failure: a corrupted record is reported as such,

@@ -79,6 +79,11 @@ type Observation struct {
 	// clock, when it ran in this invocation (see the outcomes above);
 	// zero otherwise.
 	HandlerDuration time.Duration
+	// HandlerRan reports that the handler ran in this invocation: what
+	// a trace or a log says of an invocation whose outcome alone does not
+	// tell (OutcomeUncertain), and which HandlerDuration cannot, being
+	// zero on a clock that did not move.
+	HandlerRan bool
 	// CompletedAt is, for OutcomeReplayed, when the replayed response was
 	// stored ([Record.CompletedAt]): the replay's age is the time since.
 	// Zero otherwise, and for records that do not say.
@@ -151,7 +156,7 @@ func (e *engine) observe(ctx context.Context, start time.Time, res result, err e
 	if e.observer == nil {
 		return
 	}
-	o := Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.since(start), HandlerDuration: res.handler}
+	o := Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.since(start), HandlerDuration: res.handler, HandlerRan: res.handlerRan}
 	if res.outcome == OutcomeReplayed {
 		o.CompletedAt = res.completedAt
 	}

@@ -13,11 +13,14 @@ import (
 )
 
 // TestObserverOutcomes checks that WithObserver is told each outcome, with
-// the key and the error the caller got, and that an error the middleware
+// the key and the error the caller got and whether the handler ran (as
+// the handler counts its own calls), and that an error the middleware
 // makes is exactly one of the package's error types (docs/errors.md).
 func TestObserverOutcomes(t *testing.T) {
 	errDeclined := errors.New("declined")
+	calls := 0
 	handler := func(_ context.Context, o order) (receipt, error) {
+		calls++
 		switch o.Amount {
 		case -1:
 			return receipt{}, errDeclined
@@ -84,7 +87,7 @@ func TestObserverOutcomes(t *testing.T) {
 			for _, ev := range tc.seed {
 				h.Invoke(context.Background(), []byte(ev))
 			}
-			seen = nil
+			seen, calls = nil, 0
 			_, err := h.Invoke(context.Background(), []byte(tc.event))
 			if len(seen) != 1 {
 				t.Fatalf("observed %d invocations, want 1: %+v", len(seen), seen)
@@ -92,6 +95,9 @@ func TestObserverOutcomes(t *testing.T) {
 			o := seen[0]
 			if o.Outcome != tc.want || (o.Key != "") != tc.keyed || o.Err != err || (err != nil) != tc.failed {
 				t.Errorf("observed %+v for err %v; want outcome %s, keyed %v, failed %v", o, err, tc.want, tc.keyed, tc.failed)
+			}
+			if o.HandlerRan != (calls > 0) {
+				t.Errorf("observed HandlerRan %v; the handler ran %d times", o.HandlerRan, calls)
 			}
 			if n, want := errorTypes(err), b2i(tc.failed && !tc.handlerErr); n != want {
 				t.Errorf("err %v (%T) is %d of the package's error types, want %d", err, err, n, want)
