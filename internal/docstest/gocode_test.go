@@ -36,6 +36,10 @@ import (
 // it does not use; any other error fails, such as a function, field or
 // method that a package of the docs does not have, or an argument of the
 // wrong type.
+//
+// A test file marked to run (runMarker) is run too, with its package:
+// its tests must pass, and their output is logged. It is how a doc shows
+// what a recipe does, not only that it compiles.
 func TestGoBlocks(t *testing.T) {
 	bs := blocks(t, "go")
 	if len(bs) == 0 {
@@ -61,6 +65,8 @@ func TestGoBlocksCatchMistakes(t *testing.T) {
 		{lang: "go", text: "package main\n\nfunc main()  {}\n"},                                                      // gofmt
 		{lang: "go", text: "package main\n\nfunc main() {\n\tundefinedInAFile()\n}\n"},                               // a file leaves nothing to the reader
 		{lang: "go", text: "if x := ; {\n}\n"},                                                                       // not Go
+		{lang: "go", run: true, text: "package claim\n\nimport \"testing\"\n\nfunc TestClaim(t *testing.T) {\n\tt.Fatal(\"the recipe does not do what the doc says\")\n}\n"}, // a test marked to run that fails
+		{lang: "go", run: true, text: "package main\n\nfunc main() {}\n"}, // marked to run, but no test
 	}
 	for i := range mistakes {
 		mistakes[i].doc, mistakes[i].line = "mistakes.md", 10*i+1
@@ -96,7 +102,8 @@ func compileGo(t *testing.T, bs []block) map[block][]string {
 		}
 		write(t, filepath.Join(dir, "fragments", fmt.Sprint("f", i), "fragment.go"), src)
 	}
-	for i, pkg := range packages(t, files, problems) {
+	pkgs := packages(t, files, problems)
+	for i, pkg := range pkgs {
 		for _, f := range pkg {
 			if src, err := format.Source([]byte(f.block.text)); err == nil && string(src) != f.block.text {
 				problems[f.block] = append(problems[f.block], "not gofmt-ed; gofmt gives:\n"+string(src))
@@ -132,6 +139,11 @@ func compileGo(t *testing.T, bs []block) map[block][]string {
 			t.Logf("%s compiles but for what it leaves to the reader: %s", b, strings.Join(slices.Compact(slices.Sorted(slices.Values(left[b]))), "; "))
 		}
 	}
+	for b := range fragment {
+		if b.run {
+			problems[b] = append(problems[b], "marked to run ("+runMarker+"), but not a test file")
+		}
+	}
 	if len(files) > 0 {
 		out, err := goCommand(dir, "vet", "./files/...")
 		out = strings.ReplaceAll(out, root+"/", "")
@@ -144,7 +156,41 @@ func compileGo(t *testing.T, bs []block) map[block][]string {
 			t.Fatalf("go vet in the docs' module: %v\n%s", err, out)
 		}
 	}
+	for i, pkg := range pkgs {
+		runTests(t, dir, fmt.Sprint("p", i), pkg, bs, problems)
+	}
 	return problems
+}
+
+// runTests runs the tests of pkg, compiled in dir/files/<name>, when a
+// block of bs marked to run is one of its files, and reports a failure
+// as the problem of that block. A marked block that declares no test is
+// a problem too.
+func runTests(t *testing.T, dir, name string, pkg []goFile, bs []block, problems map[block][]string) {
+	t.Helper()
+	var marked []block
+	for _, b := range bs {
+		if b.run && slices.ContainsFunc(pkg, func(f goFile) bool { return f.block.text == b.text }) {
+			marked = append(marked, b)
+		}
+	}
+	if len(marked) == 0 {
+		return
+	}
+	for _, b := range marked {
+		if f, err := parser.ParseFile(token.NewFileSet(), b.String(), b.text, 0); err == nil && !isTest(f) {
+			problems[b] = append(problems[b], "marked to run ("+runMarker+"), but declares no test")
+		}
+	}
+	if !slices.ContainsFunc(pkg, func(f goFile) bool { return strings.HasSuffix(f.name, "_test.go") }) {
+		return
+	}
+	out, err := goCommand(dir, "test", "-count=1", "-v", "./files/"+name)
+	out = strings.ReplaceAll(out, testenv.RepoRoot()+"/", "")
+	t.Logf("go test of %s:\n%s", marked[0], out)
+	if err != nil {
+		problems[marked[0]] = append(problems[marked[0]], "its tests fail:\n"+out)
+	}
 }
 
 var (
@@ -156,8 +202,10 @@ var (
 )
 
 // newModule makes the reader's module in a temporary folder, and returns
-// the folder. Its go.sum is this repository's, so that only a module that
-// the repository does not use needs the network.
+// the folder. It requires the modules of testdata/docs.mod at their
+// pinned versions; its go.sum is this repository's and testdata/docs.sum,
+// so that the network is needed only to download a module the first
+// time, and what the proxy serves is checked against the recorded sums.
 func newModule(t *testing.T) string {
 	t.Helper()
 	root := testenv.RepoRoot()
@@ -173,8 +221,9 @@ go %s
 require github.com/gopowertools/lambda v0.0.0-00010101000000-000000000000
 
 replace github.com/gopowertools/lambda => %s
-`, goVersion[1], root))
-	write(t, filepath.Join(dir, "go.sum"), read(t, filepath.Join(root, "go.sum")))
+
+%s`, goVersion[1], root, read(t, filepath.Join("testdata", "docs.mod"))))
+	write(t, filepath.Join(dir, "go.sum"), read(t, filepath.Join(root, "go.sum"))+read(t, filepath.Join("testdata", "docs.sum")))
 	return dir
 }
 

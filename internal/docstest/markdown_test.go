@@ -20,7 +20,13 @@ type block struct {
 	line int    // the line of the opening fence
 	lang string // the fence's info string: go, sh, console...
 	text string // the lines between the fences, without the fence's indentation
+	run  bool   // runMarker is the line before the fence
 }
+
+// runMarker, on the line before a Go block's fence, makes TestGoBlocks
+// run the block's tests, not only compile them. A rendered page does not
+// show it.
+const runMarker = "<!-- docstest: run -->"
 
 func (b block) String() string { return fmt.Sprintf("%s:%d", b.doc, b.line) }
 
@@ -64,7 +70,7 @@ func blocksOf(t *testing.T, doc string) []block {
 		if m == nil {
 			continue
 		}
-		b := block{doc: doc, line: i + 1, lang: m[2]}
+		b := block{doc: doc, line: i + 1, lang: m[2], run: i > 0 && strings.TrimSpace(lines[i-1]) == runMarker}
 		var body strings.Builder
 		for i++; i < len(lines) && lines[i] != m[1]+"```"; i++ {
 			body.WriteString(strings.TrimPrefix(lines[i], m[1]) + "\n")
