@@ -99,6 +99,17 @@ api: ## rewrite the recorded API under api/ from the code (after a deliberate ch
 	$(call step,go test ./internal/apirecord -update)
 	@$(GO) test -count=1 ./internal/apirecord -update
 
+# The records each store writes are kept under testdata/golden
+# (docs/record-format.md); the tests fail when the code writes or reads
+# them otherwise. After a deliberate change of the record format,
+# regenerate them and say what changed in CHANGELOG.md. The records
+# Powertools writes (internal/interop) are rewritten apart, when its
+# version changes: they carry the clock of the run.
+.PHONY: golden
+golden: ## rewrite the golden records under testdata/golden from the code, on the test servers (after a deliberate change of the record format)
+	$(call step,go test ./dynamo ./redis ./powertools/idempotency/responsestore -run Golden -update)
+	@scripts/with-servers.sh $(GO) test -count=1 ./dynamo ./redis ./powertools/idempotency/responsestore -run Golden -update
+
 .PHONY: test test-with-servers go-test bench-test test-go-min
 test: tools fmt-check staticcheck lint-template sam-check build ## everything CI runs, against real servers
 	$(call step,starting the test servers)

@@ -7,7 +7,7 @@
 // is written or read then fails those tests until the files are
 // regenerated on purpose:
 //
-//	scripts/with-servers.sh go test ./dynamo ./redis ./powertools/idempotency/responsestore ./internal/interop -run Golden -update
+//	make golden
 //
 // docs/record-format.md says what a change of the format must keep, so
 // that two versions can share a table during a rolling deploy.

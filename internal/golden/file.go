@@ -120,3 +120,6 @@ func CheckRead(t testing.TB, read []string) {
 		t.Errorf("the files of testdata/golden and the ones the test reads differ (-files +read):\n%s", diff)
 	}
 }
+
+// Stored returns the golden file name, or an error when there is none.
+func Stored(name string) ([]byte, error) { return os.ReadFile(path(name)) }
