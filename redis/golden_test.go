@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/internal/golden"
-	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -100,69 +99,6 @@ func text(v any) string {
 	return fmt.Sprint(v)
 }
 
-var keyed = idempotency.WithEventKey("order_id")
-
-// goldenCases are the invocations whose records are golden files, with
-// the file of each record written ("" leaves one out: another case has
-// it), and what duplicates get from each file.
-var goldenCases = []struct {
-	name   string
-	opts   []idempotency.Option
-	fn     golden.Func
-	writes []string
-	dups   map[string][]goldenDup
-}{{
-	name:   "plain",
-	opts:   []idempotency.Option{keyed},
-	fn:     golden.Respond(golden.Receipt("ord-plain")),
-	writes: []string{"inprogress.json", "completed.json"},
-	dups: map[string][]goldenDup{
-		"inprogress.json": {{golden.Order("ord-plain", 12.5), golden.InProgress}},
-		"completed.json":  {{golden.Order("ord-plain", 12.5), golden.Replay(golden.Receipt("ord-plain"))}},
-	},
-}, {
-	name:   "validation",
-	opts:   []idempotency.Option{keyed, idempotency.WithPayloadValidation("[amount,currency]")},
-	fn:     golden.Respond(golden.Receipt("ord-validation")),
-	writes: []string{"inprogress-validation.json", "completed-validation.json"},
-	dups: map[string][]goldenDup{
-		"inprogress-validation.json": {
-			{golden.Order("ord-validation", 99), "PayloadConflictError stored_hash=2f187853cebc55a88a208f55f1a314cec78c7b31e431c62b31d0c3cdd6eca931"},
-			{golden.Order("ord-validation", 12.5), golden.InProgress},
-		},
-		"completed-validation.json": {
-			{golden.Order("ord-validation", 99), "PayloadConflictError stored_hash=2f187853cebc55a88a208f55f1a314cec78c7b31e431c62b31d0c3cdd6eca931"},
-			{golden.Order("ord-validation", 12.5), golden.Replay(golden.Receipt("ord-validation"))},
-		},
-	},
-}, {
-	name:   "uncertain",
-	opts:   []idempotency.Option{keyed},
-	fn:     golden.Unsure,
-	writes: []string{"", "uncertain.json"},
-	dups: map[string][]goldenDup{
-		"uncertain.json": {{golden.Order("ord-uncertain", 12.5), "UncertainError lease_end=-"}},
-	},
-}, {
-	name:   "abandon-block",
-	opts:   []idempotency.Option{keyed, idempotency.WithAbandonPolicy(idempotency.AbandonBlock)},
-	fn:     golden.Respond(golden.Receipt("ord-abandon-block")),
-	writes: []string{"inprogress-abandon-block.json", ""},
-	dups: map[string][]goldenDup{
-		"inprogress-abandon-block.json": {{golden.Order("ord-abandon-block", 12.5), golden.InProgress}},
-	},
-}, {
-	name:   "response-omitted",
-	opts:   []idempotency.Option{keyed},
-	fn:     golden.Respond(`"` + strings.Repeat("x", DefaultMaxRecordSize) + `"`),
-	writes: []string{"", "completed-response-omitted.json"},
-	dups: map[string][]goldenDup{
-		"completed-response-omitted.json": {{golden.Order("ord-response-omitted", 12.5), `ResponseNotStoredError reason="too large for the store"`}},
-	},
-}}
-
-type goldenDup struct{ event, want string }
-
 const goldenFunction = "golden"
 
 // TestGoldenWrite: for the same event, clock and lease token, this
@@ -171,18 +107,18 @@ const goldenFunction = "golden"
 func TestGoldenWrite(t *testing.T) {
 	srv := servers[0] // the commands do not depend on the server
 	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", goldenFunction)
-	for _, c := range goldenCases {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range golden.Cases {
+		t.Run(c.Name, func(t *testing.T) {
 			w := &writes{prefix: testPrefix(t)}
 			store := newStore(t, srv.client(t, w), func(o *Options) { o.KeyPrefix = w.prefix + DefaultKeyPrefix })
 			golden.Seed(t)
-			if _, _, err := golden.Invoke(store, golden.Order("ord-"+c.name, 12.5), c.fn, c.opts...); err != nil && c.name != "uncertain" {
+			if _, _, err := golden.Invoke(store, c.Event(), c.Fn, c.Opts...); err != nil && c.Name != "uncertain" {
 				t.Fatal(err)
 			}
-			if len(w.hashes) != len(c.writes) {
-				t.Fatalf("the invocation wrote %d records, want %d: %+v", len(w.hashes), len(c.writes), w.hashes)
+			if len(w.hashes) != len(c.Writes) {
+				t.Fatalf("the invocation wrote %d records, want %d: %+v", len(w.hashes), len(c.Writes), w.hashes)
 			}
-			for i, name := range c.writes {
+			for i, name := range c.Writes {
 				if name != "" {
 					golden.Check(t, name, golden.Marshal(t, w.hashes[i]))
 				}
@@ -196,20 +132,14 @@ func TestGoldenWrite(t *testing.T) {
 // every server.
 func TestGoldenRead(t *testing.T) {
 	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", goldenFunction)
-	var read []string
-	for _, c := range goldenCases {
-		for file := range c.dups {
-			read = append(read, file)
-		}
-	}
-	golden.CheckRead(t, read)
+	golden.CheckRead(t, golden.Files(golden.Cases))
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			client := srv.client(t)
 			prefix := testPrefix(t)
 			store := newStore(t, client, func(o *Options) { o.KeyPrefix = prefix + DefaultKeyPrefix })
-			for _, c := range goldenCases {
-				for _, file := range c.writes {
+			for _, c := range golden.Cases {
+				for _, file := range c.Writes {
 					if file == "" {
 						continue
 					}
@@ -218,9 +148,9 @@ func TestGoldenRead(t *testing.T) {
 						t.Fatalf("%s: %v", file, err)
 					}
 					load(t, client, prefix+h.Key, h)
-					for _, d := range c.dups[file] {
-						if got := golden.Duplicate(store, d.event, c.opts...); got != d.want {
-							t.Errorf("%s: a duplicate of %s got\n\t%s\nwant\n\t%s", file, d.event, got, d.want)
+					for _, d := range c.Dups[file] {
+						if got := golden.Duplicate(store, d.Event, c.Opts...); got != d.Want {
+							t.Errorf("%s: a duplicate of %s got\n\t%s\nwant\n\t%s", file, d.Event, got, d.Want)
 						}
 					}
 				}

@@ -147,3 +147,8 @@ var InProgress = "InProgressError lease_end=" + stamp(At.Add(Lease))
 // Replay is what a duplicate of a golden COMPLETE record gets: its
 // response resp, stored at At.
 func Replay(resp string) string { return "replay completed_at=" + stamp(At) + " " + resp }
+
+// Conflict is what a duplicate with another amount gets from a golden
+// record of an Order of 12.5 validated on [amount,currency]: the stored
+// hash is the SHA-256 of [12.5,"EUR"], the library's own format.
+const Conflict = "PayloadConflictError stored_hash=2f187853cebc55a88a208f55f1a314cec78c7b31e431c62b31d0c3cdd6eca931"
