@@ -57,7 +57,8 @@ func (w *writes) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// lead is how many arguments come before a script's TTL (scripts.go).
+// lead is how many arguments come before a script's TTL, as each
+// script's comment lists them.
 var lead = map[string]int{acquireScript.Hash(): 2, completeScript.Hash(): 1}
 
 // add records the record of the command args: EVALSHA or EVAL, the
