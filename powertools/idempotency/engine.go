@@ -99,6 +99,9 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 		e.log().WarnContext(ctx, "idempotency: no idempotency key in the event; running the handler without idempotency", "expression", e.keyExpr.String())
 		start := e.startTimer()
 		resp, err := fn(withoutKey(ctx), payload)
+		if _, ok := err.(*UndecodableEventError); ok {
+			return result{outcome: OutcomeUndecodableEvent}, err
+		}
 		return result{response: resp, outcome: OutcomeNoKey, handler: e.since(start), handlerRan: true}, unwrapEncode(err)
 	}
 
@@ -256,6 +259,12 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) (re
 			return result{key: key, outcome: outcome, handler: ran, handlerRan: true}, err
 		}
 		return result{key: key, outcome: outcome, handler: ran, handlerRan: true}, encErr.err
+	}
+	if undecodable, ok := err.(*UndecodableEventError); ok {
+		// fn did not run: the event cannot reach it, on this delivery
+		// or any other, so the key is free for one that can.
+		e.release(writeContext(ctx), l)
+		return result{key: key, outcome: OutcomeUndecodableEvent}, undecodable
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*UncertainError](err); ok {

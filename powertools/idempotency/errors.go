@@ -123,6 +123,26 @@ func (e *InexactNumberError) Error() string {
 	return fmt.Sprintf("in %v compatibility mode, the number %s at %s is refused: Powertools hashes it as %s, the text of other numbers too, so requests that differ in it would share a hash", e.Compatibility, e.Number, e.Path, keyformat.NumberText(keyformat.Mode(e.Compatibility), e.Number))
 }
 
+// UndecodableEventError is returned, without running the handler, when
+// an event that the middleware could read (its key, its payload hash) does
+// not decode into the handler's input type: a string where the type has a
+// number, say. The key is released, so the same event fails the same way
+// on every delivery; a duplicate of a request whose record is COMPLETED
+// still gets the stored response, which needs no decoding. Type is the
+// input type, as %v writes it; Err is encoding/json's error
+// (*json.UnmarshalTypeError, *json.SyntaxError, an unknown field with
+// [WithDisallowUnknownFields]). Retrying the same event cannot succeed.
+type UndecodableEventError struct {
+	Type string
+	Err  error
+}
+
+func (e *UndecodableEventError) Error() string {
+	return fmt.Sprintf("idempotency: the event does not decode into %s: %v", e.Type, e.Err)
+}
+
+func (e *UndecodableEventError) Unwrap() error { return e.Err }
+
 // PersistenceError is returned when the store failed: before the handler
 // ran (which it then does not), or while committing a handler's staged
 // writes (see [CommitError]). Op is the store operation: "acquire",

@@ -92,12 +92,14 @@ func (h *Handler) KeyOf(event []byte) (key, payloadHash string, err error) {
 
 // adapt turns fn into a call on raw JSON. Like aws-lambda-go, it decodes
 // with encoding/json (with e's decoding options) and encodes without HTML
-// escaping, so wrapping a handler does not change its response bytes.
+// escaping, so wrapping a handler does not change its response bytes. An
+// event that does not decode is an *UndecodableEventError, and fn does not
+// run: the engine tells it from fn's own errors by its type.
 func adapt[In, Out any](e *engine, fn func(context.Context, In) (Out, error)) call {
 	return func(ctx context.Context, payload []byte) ([]byte, error) {
 		var in In
 		if err := e.decodeEvent(payload, &in); err != nil {
-			return nil, err
+			return nil, &UndecodableEventError{Type: reflect.TypeFor[In]().String(), Err: err}
 		}
 		out, err := fn(ctx, in)
 		if err != nil {

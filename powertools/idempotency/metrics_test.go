@@ -82,6 +82,7 @@ func TestMetricsOutcomes(t *testing.T) {
 		{event: `{"amount":1}`, opts: []idempotency.Option{idempotency.WithKeyRequired(true)},
 			want: idempotency.OutcomeMissingKey, metric: "IdempotencyMissingKey", level: slog.LevelWarn},
 		{event: `{"amount":1}`, want: idempotency.OutcomeNoKey, metric: "IdempotencyNoKey", level: slog.LevelInfo},
+		{event: `{"order_id":"o-1","amount":"one"}`, want: idempotency.OutcomeUndecodableEvent, metric: "IdempotencyUndecodableEvent", level: slog.LevelWarn},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.want), func(t *testing.T) {

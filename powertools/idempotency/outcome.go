@@ -59,6 +59,10 @@ const (
 	OutcomeInvalidEvent Outcome = "invalid_event"
 	// OutcomeMissingKey: no key, and one is required ([*MissingKeyError]).
 	OutcomeMissingKey Outcome = "missing_key"
+	// OutcomeUndecodableEvent: the event does not decode into the
+	// handler's input type ([*UndecodableEventError]); the handler did not
+	// run, and the key was released.
+	OutcomeUndecodableEvent Outcome = "undecodable_event"
 	// OutcomeNoKey: no key, none required: the handler ran without
 	// idempotency.
 	OutcomeNoKey Outcome = "no_key"
@@ -167,19 +171,20 @@ func (e *engine) observe(ctx context.Context, start time.Time, res result, err e
 // document of an invocation that ended so. docs/operations.md says what
 // each means.
 var metricNames = map[Outcome]string{
-	OutcomeNew:          "IdempotencyNew",
-	OutcomeReplayed:     "IdempotencyReplayed",
-	OutcomeInProgress:   "IdempotencyInProgress",
-	OutcomeConflict:     "IdempotencyConflict",
-	OutcomeReleased:     "IdempotencyReleased",
-	OutcomeUncertain:    "IdempotencyUncertain",
-	OutcomeLeaseLost:    "IdempotencyLeaseLost",
-	OutcomeAbandoned:    "IdempotencyAbandoned",
-	OutcomeStoreError:   "IdempotencyStoreError",
-	OutcomeNotStored:    "IdempotencyNotStored",
-	OutcomeInvalidEvent: "IdempotencyInvalidEvent",
-	OutcomeMissingKey:   "IdempotencyMissingKey",
-	OutcomeNoKey:        "IdempotencyNoKey",
+	OutcomeNew:              "IdempotencyNew",
+	OutcomeReplayed:         "IdempotencyReplayed",
+	OutcomeInProgress:       "IdempotencyInProgress",
+	OutcomeConflict:         "IdempotencyConflict",
+	OutcomeReleased:         "IdempotencyReleased",
+	OutcomeUncertain:        "IdempotencyUncertain",
+	OutcomeLeaseLost:        "IdempotencyLeaseLost",
+	OutcomeAbandoned:        "IdempotencyAbandoned",
+	OutcomeStoreError:       "IdempotencyStoreError",
+	OutcomeNotStored:        "IdempotencyNotStored",
+	OutcomeInvalidEvent:     "IdempotencyInvalidEvent",
+	OutcomeMissingKey:       "IdempotencyMissingKey",
+	OutcomeUndecodableEvent: "IdempotencyUndecodableEvent",
+	OutcomeNoKey:            "IdempotencyNoKey",
 }
 
 // The other metrics, and the dimensions of all. The names start with

@@ -72,6 +72,8 @@ func TestObserverOutcomes(t *testing.T) {
 		{name: "missing key", opts: []idempotency.Option{idempotency.WithKeyRequired(true)}, event: `{"amount":1}`, want: idempotency.OutcomeMissingKey, failed: true},
 		{name: "no key", event: `{"amount":1}`, want: idempotency.OutcomeNoKey},
 		{name: "no key, handler error", event: `{"amount":-1}`, want: idempotency.OutcomeNoKey, failed: true, handlerErr: true},
+		{name: "undecodable event", event: `{"order_id":"o-1","amount":"abc"}`, want: idempotency.OutcomeUndecodableEvent, keyed: true, failed: true},
+		{name: "undecodable event, no key", event: `{"amount":"abc"}`, want: idempotency.OutcomeUndecodableEvent, failed: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,6 +122,7 @@ func errorTypes(err error) int {
 		isA[*idempotency.UncertainError](err),
 		isA[*idempotency.ConfigError](err),
 		isA[*idempotency.AbandonedError](err),
+		isA[*idempotency.UndecodableEventError](err),
 	}
 	n := 0
 	for _, m := range matches {
