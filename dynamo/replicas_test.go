@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +172,45 @@ func TestTableCheckOnServers(t *testing.T) {
 				t.Error("a table of one Region taken for a strongly consistent global table")
 			}
 		})
+	}
+}
+
+// deniedPuts is a describer that counts its PutItem requests.
+type deniedPuts struct {
+	describer
+	puts int
+}
+
+func (c *deniedPuts) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.puts++
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+// TestDescribeTableDeniedIsAConfigError: a handler whose role may not
+// describe its table fails its first invocation, before any record is
+// written, with a *ConfigError alone (docs/errors.md: no failure matches
+// two types), naming the permission to grant; not a *PersistenceError,
+// whose advice is to retry.
+func TestDescribeTableDeniedIsAConfigError(t *testing.T) {
+	client := &deniedPuts{describer: describer{err: &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "not authorized to perform: dynamodb:DescribeTable"}}}
+	s, err := New(client, func(o *Options) { o.TableName = "idem" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcome idempotency.Outcome
+	h := idempotency.Wrap(s, func(context.Context, map[string]any) (string, error) { return "ran", nil },
+		idempotency.WithKeyPrefix("fn"), idempotency.WithLogger(slog.New(slog.DiscardHandler)),
+		idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { outcome = o.Outcome }))
+	_, err = h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`))
+	config, isConfig := errors.AsType[*idempotency.ConfigError](err)
+	_, isPersistence := errors.AsType[*idempotency.PersistenceError](err)
+	if !isConfig || isPersistence || config.Name != "dynamodb:DescribeTable" {
+		t.Fatalf("Invoke: %v (ConfigError %v, PersistenceError %v), want a *ConfigError naming dynamodb:DescribeTable, and only that", err, isConfig, isPersistence)
+	}
+	if !strings.Contains(err.Error(), "grant dynamodb:DescribeTable") {
+		t.Errorf("the error does not name the permission to grant: %v", err)
+	}
+	if client.puts != 0 || outcome != idempotency.OutcomeStoreError {
+		t.Errorf("%d PutItem, outcome %s: want no record written, and the outcome store_error", client.puts, outcome)
 	}
 }

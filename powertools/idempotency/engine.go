@@ -281,11 +281,16 @@ func (e *engine) own(ctx context.Context, l *lease, payload []byte, fn call) (re
 	return result{response: resp, key: key, outcome: outcome, handler: ran, handlerRan: true}, nil
 }
 
-// storeError maps a store failure: a corrupted record is reported as such,
-// since retrying cannot help; anything else is a *PersistenceError.
+// storeError maps a store failure: a corrupted record, or a store that
+// its configuration keeps from working (a permission its role lacks), is
+// reported as such, since retrying cannot help; anything else is a
+// *PersistenceError.
 func storeError(op, key string, err error) error {
 	if corrupted, ok := errors.AsType[*CorruptedRecordError](err); ok {
 		return corrupted
+	}
+	if config, ok := errors.AsType[*ConfigError](err); ok {
+		return config
 	}
 	return &PersistenceError{Op: op, Key: key, Err: err}
 }
