@@ -314,8 +314,10 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 
 // keyPrefix settles the part of the key before "#". A function wrapper's
 // is "<function>.<name>", or name alone outside Lambda. A handler's is
-// the one given at any level, else Powertools Python's
-// "<function>.<handler>" in that mode, else the function's name.
+// the one given outright or by the environment, else Powertools Python's
+// "<function>.<handler>" in that mode, else the function's name. One
+// given in WithDefaults gives way to the last two, which the environment
+// makes, as every default gives way to the environment.
 func keyPrefix(o *options, kind wrapperKind, name string) (string, error) {
 	fn := o.getenv(envFunctionName)
 	prefix, given := o.isSet("WithKeyPrefix")
@@ -333,10 +335,11 @@ func keyPrefix(o *options, kind wrapperKind, name string) (string, error) {
 		}
 		return name, nil
 	}
+	fromEnv := fn != "" && (o.compat != PowertoolsPython || o.pythonHandler != "")
 	switch {
 	case given && o.keyPrefix == "":
 		return "", &ConfigError{Name: prefix.name, Err: errors.New("prefix is empty")}
-	case given:
+	case given && (prefix.level != levelDefault || !fromEnv):
 		return o.keyPrefix, nil
 	case o.compat == PowertoolsPython:
 		handler, _ := o.isSet("WithPythonHandler")

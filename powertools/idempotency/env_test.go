@@ -99,6 +99,14 @@ func TestCodeOptionsWinOverEnvironment(t *testing.T) {
 		{"function name", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn"}, nil, "fn#"},
 		{"KEY_PREFIX over function name", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn", "POWERTOOLS_IDEMPOTENCY_KEY_PREFIX": "env"}, nil, "env#"},
 		{"WithKeyPrefix over both", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn", "POWERTOOLS_IDEMPOTENCY_KEY_PREFIX": "env"}, []idempotency.Option{idempotency.WithKeyPrefix("code")}, "code#"},
+		// A default gives way to the environment, the function's name
+		// included: the key is the one its template describes.
+		{"function name over WithDefaults", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn"}, []idempotency.Option{idempotency.WithDefaults(idempotency.WithKeyPrefix("code"))}, "fn#"},
+		{"WithDefaults without a function name", nil, []idempotency.Option{idempotency.WithDefaults(idempotency.WithKeyPrefix("code"))}, "code#"},
+		{"Python's prefix over WithDefaults", nil, []idempotency.Option{idempotency.WithDefaults(idempotency.WithKeyPrefix("code")),
+			idempotency.WithEnvironment(map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn", "POWERTOOLS_IDEMPOTENCY_COMPATIBILITY": "python", "POWERTOOLS_IDEMPOTENCY_PYTHON_HANDLER": "app.handler"})}, "fn.app.handler#"},
+		{"WithDefaults, Python without a handler", nil, []idempotency.Option{idempotency.WithDefaults(idempotency.WithKeyPrefix("code")),
+			idempotency.WithEnvironment(map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn", "POWERTOOLS_IDEMPOTENCY_COMPATIBILITY": "python"})}, "code#"},
 	}
 	for _, tc := range keyPrefixes {
 		t.Run("prefix: "+tc.name, func(t *testing.T) {

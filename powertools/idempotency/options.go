@@ -89,7 +89,10 @@ func WithPayloadValidation(expr string) Option {
 // Default: POWERTOOLS_IDEMPOTENCY_KEY_PREFIX, else AWS_LAMBDA_FUNCTION_NAME
 // (in PowertoolsPython mode, "<function>.<handler>": see
 // [WithPythonHandler]); building a handler with none of them (as in a unit
-// test) is a [*ConfigError], rather than a silent shared default.
+// test) is a [*ConfigError], rather than a silent shared default. Given in
+// [WithDefaults], it gives way to all of them, the function's name
+// included: on Lambda, where the name is always set, the key is the one
+// the function's environment describes.
 func WithKeyPrefix(prefix string) Option {
 	return func(o *options) { o.keyPrefix = prefix; o.set("WithKeyPrefix") }
 }
