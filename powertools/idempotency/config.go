@@ -262,7 +262,15 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	}
 	e.invoker, _ = store.(Invoker)
 	if e.disabled {
-		warnDisabled(e.log(), o.getenv(envDev))
+		// Read here only, where it decides the warning; a value that is
+		// not a boolean is refused as the library's own switches are.
+		dev := false
+		if v := o.getenv(envDev); v != "" {
+			if dev, err = parseBool(v); err != nil {
+				return nil, &ConfigError{Name: envDev, Err: err}
+			}
+		}
+		warnDisabled(e.log(), dev)
 	}
 
 	var jopts []jmespath.Option
@@ -365,8 +373,8 @@ var disabledWarned atomic.Bool
 // warnDisabled warns, once per process, that idempotency is off, unless
 // POWERTOOLS_DEV (dev) marks a development environment: nothing should
 // switch a payment function's protection off silently.
-func warnDisabled(log *slog.Logger, dev string) {
-	if on, _ := parseBool(dev); on || !disabledWarned.CompareAndSwap(false, true) {
+func warnDisabled(log *slog.Logger, dev bool) {
+	if dev || !disabledWarned.CompareAndSwap(false, true) {
 		return
 	}
 	log.Warn("idempotency: disabled (WithDisabled or "+envDisabled+"): handlers run on every event, duplicates included; meant for development, where "+envDev+" silences this warning", "variable", envDisabled)

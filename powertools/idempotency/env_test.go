@@ -49,6 +49,8 @@ func TestConfigErrors(t *testing.T) {
 		{"WithLease negative", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn"}, []idempotency.Option{idempotency.WithLease(-time.Second)}, false, "WithLease"},
 		{"WithLocalCache negative", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn"}, []idempotency.Option{idempotency.WithLocalCache(-1)}, false, "WithLocalCache"},
 		{"nil store", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "fn"}, nil, true, "store"},
+		// Read only when idempotency is off: then it decides a warning.
+		{"bad POWERTOOLS_DEV, disabled", nil, []idempotency.Option{idempotency.WithEnvironment(map[string]string{"POWERTOOLS_IDEMPOTENCY_DISABLED": "true", "POWERTOOLS_DEV": "banana"})}, false, "POWERTOOLS_DEV"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
