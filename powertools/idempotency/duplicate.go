@@ -65,11 +65,15 @@ func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, 
 // a replay of rec returns.
 type replayFunc func(ctx context.Context, rec *Record) ([]byte, error)
 
-// checkPayload compares the stored payload hash with the event's. A record
-// stored before validation was turned on has no hash and conflicts: the
-// middleware cannot tell that it was the same request.
+// checkPayload compares the stored payload hash with the event's. A
+// COMPLETED or UNCERTAIN record stored before validation was turned on has
+// no hash and conflicts: the middleware cannot tell that it was the same
+// request, and will not replay its response, or settle its outcome, for
+// another. An INPROGRESS one without a hash does not: a duplicate gets
+// nothing from it but an *InProgressError, and meets the record it
+// becomes on a retry.
 func (e *engine) checkPayload(key string, rec *Record, hash string) error {
-	if e.validation == nil || rec.PayloadHash == hash {
+	if e.validation == nil || rec.PayloadHash == hash || (rec.Status == StatusInProgress && rec.PayloadHash == "") {
 		return nil
 	}
 	return &PayloadConflictError{Key: key, StoredHash: rec.PayloadHash, EventHash: hash}

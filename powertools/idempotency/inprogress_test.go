@@ -296,3 +296,25 @@ func TestAbandonPolicyConfig(t *testing.T) {
 		t.Errorf("negative WithLeaseBeyondDeadline: %v, want a ConfigError", err)
 	}
 }
+
+// TestInProgressWithoutPayloadHash: a live IN_PROGRESS record without a
+// payload hash (written before validation was turned on, by a writer that
+// keeps none, or put by a test) answers a duplicate with
+// *InProgressError, as any live lease does: nothing is replayed from it,
+// so there is nothing to conflict with yet. Once it completes without a
+// hash, the completed record conflicts, as docs/errors.md says.
+func TestInProgressWithoutPayloadHash(t *testing.T) {
+	store := idempotencytest.NewStore()
+	now := time.Now()
+	store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusInProgress, Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Minute), LeaseToken: "seeded"})
+	h := idempotency.Wrap(store, (&echo{}).handle, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithPayloadValidation("amount"))
+	_, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1","amount":1}`))
+	if e, ok := errors.AsType[*idempotency.InProgressError](err); !ok || !e.LeaseEnd.Equal(now.Add(time.Minute).Truncate(time.Millisecond)) {
+		t.Fatalf("err = %v (%T), want *InProgressError until the seeded lease end", err, err)
+	}
+
+	store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusComplete, Expiry: now.Add(time.Hour), LeaseToken: "seeded", Response: []byte(`"done"`)})
+	if _, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1","amount":1}`)); !isA[*idempotency.PayloadConflictError](err) {
+		t.Errorf("completed without a hash: err = %v (%T), want *PayloadConflictError", err, err)
+	}
+}
