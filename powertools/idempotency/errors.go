@@ -3,6 +3,8 @@ package idempotency
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gopowertools/lambda/internal/keyformat"
@@ -154,6 +156,10 @@ type PersistenceError struct {
 }
 
 func (e *PersistenceError) Error() string {
+	// The stores' own errors name the key already: once is enough.
+	if cause := e.Err.Error(); e.Key != "" && (strings.Contains(cause, e.Key) || strings.Contains(cause, strconv.Quote(e.Key))) {
+		return fmt.Sprintf("idempotency: %s record: %s", e.Op, cause)
+	}
 	return fmt.Sprintf("idempotency: %s record %q: %v", e.Op, e.Key, e.Err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -208,5 +209,23 @@ func TestZeroHandler(t *testing.T) {
 	var h idempotency.Handler
 	if _, err := h.Invoke(context.Background(), []byte(`{}`)); !errors.As(err, new(*idempotency.ConfigError)) {
 		t.Errorf("zero Handler: err = %v, want ErrConfig", err)
+	}
+}
+
+// TestPersistenceErrorNamesTheKeyOnce: a store's error that names the key
+// already (dynamo's and redis's do) is not prefixed with it again.
+func TestPersistenceErrorNamesTheKeyOnce(t *testing.T) {
+	const key = `orders#ab"c`
+	for _, tc := range []struct {
+		cause error
+		want  string
+	}{
+		{fmt.Errorf("dynamo: acquire %q: throttled", key), `idempotency: acquire record: dynamo: acquire "orders#ab\"c": throttled`},
+		{fmt.Errorf("store of %s: throttled", key), `idempotency: acquire record: store of orders#ab"c: throttled`},
+		{errors.New("throttled"), `idempotency: acquire record "orders#ab\"c": throttled`},
+	} {
+		if got := (&idempotency.PersistenceError{Op: "acquire", Key: key, Err: tc.cause}).Error(); got != tc.want {
+			t.Errorf("Error() = %s\nwant      %s", got, tc.want)
+		}
 	}
 }
