@@ -149,3 +149,58 @@ func (s *Store) Delete(ctx context.Context, rec *idempotency.Record) error {
 	}
 	return nil
 }
+
+// DeleteCorrupted deletes the item at key when it is not a record the
+// store can read (one that [Store.Get] answers with an
+// [*idempotency.CorruptedRecordError]), which no invocation can take over
+// until it expires: for an operator who has looked at it. It reads the
+// item with a consistent GetItem, and deletes it with one DeleteItem
+// conditioned on its status and lease token attributes being as read
+// (present or absent, of the type read), so that a record an invocation
+// wrote since is left alone. An item that is gone, or that the store can
+// read by then, is not deleted and gives [idempotency.ErrLeaseLost].
+func (s *Store) DeleteCorrupted(ctx context.Context, key string) error {
+	if key == "" {
+		return errEmptyKey
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.opts.TableName), Key: s.opts.key(key), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return requestError("delete", key, err)
+	}
+	if len(out.Item) == 0 {
+		return fmt.Errorf("dynamo: delete %q: the item is gone: %w", key, idempotency.ErrLeaseLost)
+	}
+	if _, err := s.opts.decode(key, out.Item); err == nil {
+		return fmt.Errorf("dynamo: delete %q: the item is a record the store reads: %w", key, idempotency.ErrLeaseLost)
+	}
+	names := map[string]string{}
+	values := map[string]types.AttributeValue{}
+	var conds []string
+	for i, attr := range []string{s.opts.StatusAttr, s.opts.LeaseTokenAttr} {
+		name, value := fmt.Sprintf("#a%d", i), fmt.Sprintf(":v%d", i)
+		names[name] = attr
+		switch v := out.Item[attr].(type) {
+		case nil:
+			conds = append(conds, "attribute_not_exists("+name+")")
+		case *types.AttributeValueMemberS, *types.AttributeValueMemberN, *types.AttributeValueMemberB, *types.AttributeValueMemberBOOL:
+			conds = append(conds, name+" = "+value)
+			values[value] = v
+		default:
+			conds = append(conds, "attribute_type("+name+", "+value+")")
+			values[value] = &types.AttributeValueMemberS{Value: typeName(v)}
+		}
+	}
+	in := &dynamodb.DeleteItemInput{
+		TableName:                aws.String(s.opts.TableName),
+		Key:                      s.opts.key(key),
+		ConditionExpression:      aws.String(strings.Join(conds, " AND ")),
+		ExpressionAttributeNames: names,
+	}
+	if len(values) > 0 {
+		in.ExpressionAttributeValues = values
+	}
+	if _, err := s.client.DeleteItem(ctx, in); err != nil {
+		return requestError("delete", key, err)
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -196,4 +197,42 @@ func (s *Store) Delete(ctx context.Context, rec *idempotency.Record) error {
 		return errEmptyKey
 	}
 	return s.conditional(ctx, "delete", rec.Key, deleteScript, []any{string(rec.Status), rec.LeaseToken})
+}
+
+// DeleteCorrupted deletes the Redis key of the record key when it is not
+// a record the store can read (one that [Store.Get] answers with an
+// [*idempotency.CorruptedRecordError]: a hash with an unknown status or a
+// field that does not read, or another type, as Powertools for Python's
+// Redis layer writes), which no invocation can take over until it
+// expires: for an operator who has looked at it. It reads the key, and
+// deletes it with one script, if it is still a hash with the status and
+// lease token fields read, or still not a hash. A key that is gone, or
+// that the store can read by then, is not deleted and gives
+// [idempotency.ErrLeaseLost].
+func (s *Store) DeleteCorrupted(ctx context.Context, key string) error {
+	if key == "" {
+		return errEmptyKey
+	}
+	if _, err := s.Get(ctx, key); !corrupted(err) {
+		if err == nil || errors.Is(err, idempotency.ErrRecordNotFound) {
+			return fmt.Errorf("redis: delete %q: the record is gone, or the store reads it: %w", key, idempotency.ErrLeaseLost)
+		}
+		return err
+	}
+	args := []any{"other", "", ""}
+	f, err := s.client.HMGet(ctx, s.opts.KeyPrefix+key, fieldStatus, fieldLeaseToken).Result()
+	switch {
+	case redis.HasErrorPrefix(err, "WRONGTYPE"):
+	case err != nil:
+		return requestError("delete", key, err)
+	default:
+		str := func(v any) string { s, _ := v.(string); return s }
+		args = []any{"hash", str(f[0]), str(f[1])}
+	}
+	return s.conditional(ctx, "delete", key, deleteCorruptedScript, args)
+}
+
+func corrupted(err error) bool {
+	_, ok := errors.AsType[*idempotency.CorruptedRecordError](err)
+	return ok
 }

@@ -181,3 +181,21 @@ end
 redis.call('DEL', KEYS[1])
 return 1
 `)
+
+// deleteCorruptedScript deletes a key that is not a record the store reads
+// (Store.DeleteCorrupted), if it is still what the operator saw: ARGV[1]
+// "hash", with ARGV[2] the status field and ARGV[3] the lease_token field
+// as read ("" when absent), or "other" for a key of another type. It
+// returns 1 when it deleted the key, 0 otherwise.
+var deleteCorruptedScript = redis.NewScript(`
+local f = redis.pcall('HMGET', KEYS[1], 'status', 'lease_token')
+if f.err then
+	if ARGV[1] ~= 'other' then
+		return 0
+	end
+elseif ARGV[1] ~= 'hash' or (f[1] or '') ~= ARGV[2] or (f[2] or '') ~= ARGV[3] then
+	return 0
+end
+redis.call('DEL', KEYS[1])
+return 1
+`)
