@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -38,14 +37,28 @@ when the command line, or a file it names, cannot be read.
 // expectation is the record the operator saw: forget and resolve refuse
 // to act on another.
 type expectation struct {
-	token, status string
-	force         bool
+	token, statusFlag string
+	status            idempotency.Status // statusFlag, read by parse
+	force             bool
 }
 
 func (e *expectation) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.token, "token", "", "act only if the record still has this lease `token` (as shown by inspect or list)")
-	fs.StringVar(&e.status, "status", "", "act only if the record still has this `status` (INPROGRESS, COMPLETED, UNCERTAIN)")
-	fs.BoolVar(&e.force, "force", false, "act even when an invocation holds a live lease on the record")
+	fs.StringVar(&e.statusFlag, "status", "", "act only if the record still has this `status`: INPROGRESS, COMPLETED or UNCERTAIN, in any case")
+	fs.BoolVar(&e.force, "force", false, "act even when an invocation holds a live lease on the record, or the record cannot be read")
+}
+
+// parse reads --status, after the flags are parsed.
+func (e *expectation) parse() error {
+	if e.statusFlag == "" {
+		return nil
+	}
+	status, ok := recordStatus(e.statusFlag)
+	if !ok {
+		return fmt.Errorf("--status %q: want INPROGRESS, COMPLETED or UNCERTAIN", e.statusFlag)
+	}
+	e.status = status
+	return nil
 }
 
 // check returns why rec, read at now, must not be acted on, or nil.
@@ -53,7 +66,7 @@ func (e *expectation) check(rec *idempotency.Record, c *cli) error {
 	if e.token != "" && rec.LeaseToken != e.token {
 		return fmt.Errorf("the record's lease token is %s, not %s: it is not the record you saw", orNone(rec.LeaseToken), e.token)
 	}
-	if e.status != "" && !strings.EqualFold(string(rec.Status), e.status) {
+	if e.status != "" && rec.Status != e.status {
 		return fmt.Errorf("the record's status is %s, not %s: it is not the record you saw", rec.Status, e.status)
 	}
 	now := c.now()
@@ -64,16 +77,32 @@ func (e *expectation) check(rec *idempotency.Record, c *cli) error {
 	return nil
 }
 
+// checkUnreadable returns why a record that cannot be read must not be
+// deleted, or nil.
+func (e *expectation) checkUnreadable() error {
+	switch {
+	case e.token != "" || e.status != "":
+		return errors.New("the record cannot be read, so --token and --status cannot be checked: leave them out, and give --force")
+	case !e.force:
+		return errors.New("the record cannot be read, and no invocation can take its key over until it expires: give --force to delete it")
+	}
+	return nil
+}
+
 func (c *cli) forget(ctx context.Context, args []string) int {
 	fs := c.flags("forget", "[flags] [EVENT_FILE]", forgetAbout)
 	var t target
 	t.register(fs)
 	var want expectation
 	want.register(fs)
+	dryRun := fs.Bool("dry-run", false, "read the record and say whether it would be deleted, and what a delivery would meet then; delete nothing")
 	if status, ok := c.parse(fs, args, 0, 1); !ok {
 		return status
 	}
 	if err := t.where.check(fs); err != nil {
+		return c.usageError("forget", "%v", err)
+	}
+	if err := want.parse(); err != nil {
 		return c.usageError("forget", "%v", err)
 	}
 	sub, err := c.subject(ctx, &t, fs.Args())
@@ -88,19 +117,44 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail("forget", err)
 	}
-	rec := d.Record
-	if rec == nil {
-		c.gone(d)
-		return exitOK
+	switch {
+	case d.Corrupted != nil:
+		return c.forgetUnreadable(ctx, sub, d, &want, *dryRun)
+	case d.Record == nil:
+		return c.gone(ctx, "forget", sub, d)
 	}
+	rec := d.Record
 	if err := want.check(rec, c); err != nil {
 		c.show("the record", d, sub)
 		return c.fail("forget", err)
 	}
+	if *dryRun {
+		c.before("would delete", rec)
+		fmt.Fprintf(c.stdout, "then a delivery runs the handler; nothing deleted (--dry-run)\n")
+		return exitOK
+	}
 	if err := sub.store.Delete(ctx, rec); err != nil {
 		return c.changed(ctx, "forget", "not deleted", sub, err)
 	}
-	c.before("deleted", rec, sub)
+	c.before("deleted", rec)
+	return c.current(ctx, "forget", sub)
+}
+
+// forgetUnreadable deletes, with --force, the record of d that cannot be
+// read.
+func (c *cli) forgetUnreadable(ctx context.Context, sub *subject, d *handler.Delivery, want *expectation, dryRun bool) int {
+	fmt.Fprintf(c.stdout, "the record of key %s cannot be read: %s\n  next delivery  %s\n", printable(d.Key), escape(d.Corrupted.Error()), escape(says(d, c.now())))
+	if err := want.checkUnreadable(); err != nil {
+		return c.fail("forget", err)
+	}
+	if dryRun {
+		fmt.Fprintln(c.stdout, "would delete it; then a delivery runs the handler; nothing deleted (--dry-run)")
+		return exitOK
+	}
+	if err := sub.store.DeleteCorrupted(ctx, d.Key); err != nil {
+		return c.changed(ctx, "forget", "not deleted", sub, err)
+	}
+	fmt.Fprintln(c.stdout, "deleted")
 	return c.current(ctx, "forget", sub)
 }
 
@@ -109,20 +163,33 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 func (c *cli) show(title string, d *handler.Delivery, sub *subject) {
 	fmt.Fprintln(c.stdout, title)
 	now := c.now()
-	printRecord(c.stdout, d.Record, now, sub.wrapper.ExpiresAfter, d.PayloadHash, says(d, now))
+	printRecord(c.stdout, d.Record, now, d.PayloadHash, says(d, now))
 }
 
 // before writes rec as it was before the command deleted or replaced it,
 // under a title: what a delivery would have met is no longer true, and is
 // left out (current says what it meets now).
-func (c *cli) before(title string, rec *idempotency.Record, sub *subject) {
+func (c *cli) before(title string, rec *idempotency.Record) {
 	fmt.Fprintln(c.stdout, title)
-	printRecord(c.stdout, rec, c.now(), sub.wrapper.ExpiresAfter, "", "")
+	printRecord(c.stdout, rec, c.now(), "", "")
 }
 
-// gone says that d found no record: a delete asked for is already done.
-func (c *cli) gone(d *handler.Delivery) {
+// gone answers a delete of d's key, which has no record: done already
+// (a runbook run twice), when records of the key's prefix are in the
+// store; otherwise the key is not one the function writes (a mistyped
+// --key, another function name than the deployed one's), which the
+// command says, naming the prefixes it found, and fails.
+func (c *cli) gone(ctx context.Context, name string, sub *subject, d *handler.Delivery) int {
+	prefix, _ := keyPrefix(d.Key)
+	seen, err := lookForPrefix(ctx, sub.store, prefix, c.prefixScanLimit)
+	if err != nil {
+		return c.fail(name, fmt.Errorf("no record of key %s, and the records of its prefix %s cannot be looked for: %w", printable(d.Key), printable(prefix), err))
+	}
+	if !seen.found {
+		return c.fail(name, fmt.Errorf("no record of key %s, and %s: is the key mistyped, or the function's name not the deployed one's?", printable(d.Key), seen.says(prefix)))
+	}
 	fmt.Fprintf(c.stdout, "no record of key %s: already gone, nothing to delete; %s\n", printable(d.Key), escape(says(d, c.now())))
+	return exitOK
 }
 
 // current writes what the record of sub is after a write of the command,
@@ -132,6 +199,8 @@ func (c *cli) current(ctx context.Context, name string, sub *subject) int {
 	switch {
 	case err != nil:
 		return c.fail(name, fmt.Errorf("the record cannot be read again: %w", err))
+	case d.Corrupted != nil:
+		fmt.Fprintf(c.stdout, "now the record of key %s cannot be read: %s\n", printable(d.Key), escape(says(d, c.now())))
 	case d.Record == nil:
 		fmt.Fprintf(c.stdout, "now no record of key %s: %s\n", printable(d.Key), escape(says(d, c.now())))
 	default:

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/gopowertools/lambda/internal/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -59,6 +61,7 @@ func TestForget(t *testing.T) {
 			w := srv.world(t)
 			const ev = `{"order_id":"o-1","amount":1250}`
 			w.shop.invoke(t, ev)
+			w.shop.invoke(t, `{"order_id":"o-2","amount":1}`) // another record of the function
 			key := w.keyOf(t, ev)
 			file := writeFile(t, "event.json", ev)
 			rec := w.get(t, key)
@@ -309,5 +312,136 @@ func TestResolve(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestForgetAnotherPrefix: a key without a record is "already gone" only
+// where its prefix has records: a key under another function's name (a
+// --function-name that is not the deployed one), or in a store without any
+// record of its prefix, is refused, and the answer says what the scan
+// read and which prefixes it found.
+func TestForgetAnotherPrefix(t *testing.T) {
+	for _, srv := range recordServers[:3] {
+		t.Run(srv.name, func(t *testing.T) {
+			w := srv.world(t)
+			const ev = `{"order_id":"o-1","amount":1}`
+			empty := w.h.run(t, w.cmd("forget", writeFile(t, "e.json", ev))...).want(t, exitFailed)
+			if !strings.Contains(empty.stderr, "has its prefix orders-fn, nor any other") {
+				t.Errorf("an empty store: %v", empty)
+			}
+			w.shop.invoke(t, ev)
+			w.shop.invoke(t, `{"order_id":"o-2","amount":1}`)
+			file := writeFile(t, "event.json", ev)
+
+			r := w.h.run(t, append(w.cmd("forget", file), "--function-name", "orders-prod")...).want(t, exitFailed)
+			for _, want := range []string{"no record of key orders-prod#", "none of the 2 ", "has its prefix orders-prod; the prefixes there: orders-fn (2 records)", "function's name not the deployed one's"} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("forget under another name: no %q in %v", want, r)
+				}
+			}
+			if w.get(t, w.keyOf(t, ev)) == nil {
+				t.Error("the function's record is gone")
+			}
+			w.h.run(t, w.at("forget", "--key", "orders-prod#00d5c8b71f851bbe47626a189b20fb19c11753e244bb658095c370ba3798f85c")...).want(t, exitFailed)
+			// A key of the function's prefix that has no record: done.
+			wantContains(t, w.h.run(t, w.at("forget", "--key", "orders-fn#0000")...).want(t, exitOK), "already gone")
+
+			// A bounded scan says that it was.
+			bounded := w.with()
+			bounded.prefixScanLimit = 1
+			r = bounded.run(t, append(w.cmd("forget", file), "--function-name", "orders-prod")...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "(it has more, which were not read)") {
+				t.Errorf("a bounded scan: %v", r)
+			}
+		})
+	}
+}
+
+// TestForgetUnreadable: a record that cannot be read blocks its key until
+// it expires; forget deletes it with --force, which it asks for, and the
+// next delivery runs the handler.
+func TestForgetUnreadable(t *testing.T) {
+	for _, srv := range recordServers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := srv.world(t)
+			const ev = `{"order_id":"o-1","amount":1}`
+			key := w.keyOf(t, ev)
+			w.putCorrupted(t, key)
+			if _, err := w.shop.invoke(t, ev); !errors.As(err, new(*idempotency.CorruptedRecordError)) {
+				t.Fatalf("the function answers %v", err)
+			}
+			file := writeFile(t, "event.json", ev)
+
+			got := inspectJSON(t, w.h, exitOK, append(slices.Clone(w.flags), file)...)
+			if got.Corrupted == "" || got.Next.Error != "*idempotency.CorruptedRecordError" || got.Next.Outcome != string(idempotency.OutcomeStoreError) {
+				t.Errorf("inspect --json of a record that cannot be read: %+v", got)
+			}
+			r := w.h.run(t, w.cmd("forget", file)...).want(t, exitFailed)
+			if !strings.Contains(r.stderr, "give --force") {
+				t.Errorf("forget without --force: %v", r)
+			}
+			w.h.run(t, w.cmd("forget", "--force", "--token", "x", file)...).want(t, exitFailed)
+			wantContains(t, w.h.run(t, w.cmd("forget", "--force", "--dry-run", file)...).want(t, exitOK), "would delete it")
+			r = w.h.run(t, w.cmd("forget", "--force", file)...).want(t, exitOK)
+			wantContains(t, r, "deleted", "now no record of key "+key+": a delivery runs the handler")
+			if _, err := w.shop.invoke(t, ev); err != nil {
+				t.Errorf("after forget, the function answers %v", err)
+			}
+
+			if w.redisURL == "" {
+				return
+			}
+			// A string at the key, as Powertools for Python's Redis layer
+			// writes its records.
+			const other = `{"order_id":"o-2","amount":1}`
+			client, err := newRedisClient(w.redisURL, slices.Contains(w.where, "--cluster"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			if err := client.Set(t.Context(), w.redisPrefix+w.keyOf(t, other), `{"status":"COMPLETED"}`, time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			other2 := writeFile(t, "other.json", other)
+			wantContains(t, w.h.run(t, w.cmd("forget", "--force", other2)...).want(t, exitOK), "deleted", "now no record of key")
+			if n, _ := client.Exists(t.Context(), w.redisPrefix+w.keyOf(t, other)).Result(); n != 0 {
+				t.Error("the string is still there")
+			}
+		})
+	}
+}
+
+// TestForgetDryRun: forget --dry-run says what it would delete, and
+// deletes nothing; what it refuses, it refuses as forget does.
+func TestForgetDryRun(t *testing.T) {
+	w := newWorld(t, testenv.MotoEnv)
+	const ev = `{"order_id":"o-1","amount":1}`
+	w.shop.invoke(t, ev)
+	file := writeFile(t, "event.json", ev)
+	r := w.h.run(t, w.cmd("forget", "--dry-run", file)...).want(t, exitOK)
+	wantContains(t, r, "would delete", "COMPLETED", "then a delivery runs the handler; nothing deleted (--dry-run)")
+	if w.get(t, w.keyOf(t, ev)) == nil {
+		t.Fatal("a dry run deleted the record")
+	}
+	w.h.run(t, w.cmd("forget", "--dry-run", "--status", "uncertain", file)...).want(t, exitFailed)
+	w.h.run(t, w.cmd("forget", "--dry-run", "--status", "bogus", file)...).want(t, exitUsage)
+}
+
+// TestResolveResponseAsStored: resolve --completed stores the response's
+// bytes; a Handler's duplicates get them as they are, even when they do not
+// decode into its result type, as resolve's help says.
+func TestResolveResponseAsStored(t *testing.T) {
+	w := newWorld(t, testenv.MotoEnv)
+	const ev = `{"order_id":"u-1","amount":7,"uncertain":true}`
+	w.shop.invoke(t, ev)
+	file := writeFile(t, "event.json", ev)
+	w.h.run(t, w.cmd("resolve", "--completed", "--response", writeFile(t, "r.json", `[ "not", "a map" ]`), file)...).want(t, exitOK)
+	out, err := w.shop.invoke(t, ev)
+	if err != nil || string(out) != `["not","a map"]` {
+		t.Errorf("a Handler's duplicate got %s, %v; want the bytes as stored", out, err)
+	}
+	help := w.h.run(t, "resolve", "-help").want(t, exitOK)
+	if text := strings.Join(strings.Fields(help.stderr), " "); !strings.Contains(text, "a Handler's duplicates get these bytes as they are") || strings.Contains(text, "a duplicate decodes it into the handler's result type") {
+		t.Errorf("resolve -help:\n%s", help.stderr)
 	}
 }

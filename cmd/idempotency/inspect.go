@@ -35,6 +35,9 @@ type inspection struct {
 	// event, a record or validation.
 	PayloadHashMatches *bool       `json:"payload_hash_matches"`
 	Record             *recordView `json:"record"`
+	// Corrupted is why the record of the key cannot be read, when it
+	// cannot; Record is then null.
+	Corrupted string `json:"corrupted,omitempty"`
 	// Next is what the next delivery meets.
 	Next verdictView `json:"next"`
 	// Response is the stored response, with -response.
@@ -122,16 +125,13 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		return c.fail("inspect", err)
 	}
 	fromEvent := sub.event != nil
-	if fromEvent && !*asJSON {
-		c.printSettings(sub.wrapper, d.Key)
-	}
-	if err := sub.keyed(d, c.now); err != nil {
-		return c.fail("inspect", err)
-	}
 	rec := d.Record
 	out := inspection{Key: d.Key, Settings: settingsView(sub.wrapper, d.Key), EventPayloadHash: d.PayloadHash, Next: verdict(d, now)}
+	if d.Corrupted != nil {
+		out.Corrupted = d.Corrupted.Error()
+	}
 	if rec != nil {
-		v := view(rec, now, sub.wrapper.ExpiresAfter, out.Next.Says)
+		v := view(rec, now, out.Next.Says)
 		out.Record = &v
 		if fromEvent && d.PayloadHash != "" {
 			match := rec.PayloadHash == d.PayloadHash
@@ -142,13 +142,34 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 			out.Response = &s
 		}
 	}
+	// An event the function refuses before any record is looked up: the
+	// answer is shown, and the command did not find a record.
+	var refused error
+	if d.Key == "" && d.Err != nil {
+		refused = fmt.Errorf("the function refuses the event, before any record: %s", out.Next.Says)
+	}
 	if *asJSON {
 		if err := writeJSON(c.stdout, out); err != nil {
 			return c.fail("inspect", err)
 		}
+		if refused != nil {
+			return c.fail("inspect", refused)
+		}
 		return exitOK
 	}
-	if rec == nil {
+	if fromEvent {
+		c.printSettings(sub.wrapper, d.Key)
+	}
+	switch {
+	case refused != nil:
+		return c.fail("inspect", refused)
+	case d.Key == "":
+		fmt.Fprintf(c.stdout, "no key: %s\n", escape(out.Next.Says))
+		return exitOK
+	case d.Corrupted != nil:
+		fmt.Fprintf(c.stdout, "the record of key %s cannot be read: %s\n  next delivery  %s\n", printable(d.Key), escape(out.Corrupted), escape(out.Next.Says))
+		return exitOK
+	case rec == nil:
 		fmt.Fprintf(c.stdout, "no record of key %s: %s\n", printable(d.Key), escape(out.Next.Says))
 		return exitOK
 	}
@@ -157,9 +178,9 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	if !fromEvent && rec.PayloadHash != "" {
 		next += " (for a delivery of the same payload: without the event, it is not checked)"
 	}
-	printRecord(c.stdout, rec, now, sub.wrapper.ExpiresAfter, d.PayloadHash, next)
+	printRecord(c.stdout, rec, now, d.PayloadHash, next)
 	if *showResponse {
-		fmt.Fprintf(c.stdout, "response\n%s\n", escape(string(rec.Response)))
+		fmt.Fprintf(c.stdout, "response\n%s\n", document(string(rec.Response)))
 	}
 	return exitOK
 }

@@ -21,8 +21,8 @@ wrong, and the fix. The rules (docs/operations.md says why each matters):
                        ReportBatchItemFailures
   dead-letter-alarm    a dead-letter queue (or on-failure queue) no alarm watches
   table-ttl            an idempotency table without TTL on "expiration"
-  table-access         a function without exactly PutItem, GetItem and
-                       DeleteItem on its idempotency table
+  table-access         a function without exactly PutItem, GetItem,
+                       DeleteItem and DescribeTable on its idempotency table
   record-expiry        records expire before the last retry can arrive
                        (queue or stream retention, maximum event age)
   key-path             an idempotent function without a key path
@@ -49,8 +49,9 @@ declared in its Metadata:
       PythonHandler: app.lambda_handler  # WithPythonHandler
       AbandonPolicy: block      # WithAbandonPolicy: retry, block or uncertain
 
-Exit status: 0 when the template is clean, 1 on any breach, 2 when the
-template cannot be read.
+Exit status: 0 when the template is clean, 1 on any breach (an unknown
+Metadata.Idempotency entry is a settings breach), 2 when the template
+cannot be read.
 `
 
 func (c *cli) lint(_ context.Context, args []string) int {

@@ -14,15 +14,25 @@ import (
 
 const listAbout = `Lists the records of a store by status and age, with a paginated scan
 (a progress line on standard error while it runs, when that is a terminal).
-The statuses:
+The statuses, in any case:
 
-  stuck       INPROGRESS records whose lease has ended: invocations that
-              crashed or timed out; the next delivery takes the key over,
-              but if none comes, the event was never processed
+  stuck       INPROGRESS records whose invocation has ended without
+              completing or releasing its key (crashed or timed out): its
+              lease has ended, or, for a record that keeps its invocation's
+              deadline (an abandon policy of block or uncertain), that
+              deadline and 5s have passed; the next delivery takes the key
+              over, or finds it abandoned, but if none comes, the event
+              was never processed
   inprogress  every INPROGRESS record
   uncertain   UNCERTAIN records, to resolve (see 'idempotency resolve')
   completed   COMPLETED records
   any         every record
+
+A record's AGE is what the record itself says: a COMPLETED record's time
+since it completed, a stuck record's time since its invocation ended; "?"
+(null with --json) for the others, and for records of writers that keep no
+completion time. --older-than lists only records known to be that old,
+and says how many of unknown age it left out.
 
 With --json, each record's "next" is what a delivery of the same request
 meets, as the library's engine answers it with the settings of this
@@ -30,18 +40,18 @@ command's environment (an abandon policy, say).
 
 Records past their expiry count as absent, as for the library, and are
 skipped (DynamoDB's TTL deletes them, usually within days; Redis a minute
-after). A record's age is taken from when it completed, else from its
-expiry less --expires-after. On DynamoDB, the scan reads the whole table:
-on a large one, it takes the read capacity of a full table read. On Redis,
-it SCANs the keys that start with --redis-key-prefix, on each primary of a
-cluster, and reads each record with HGETALL; a record may be listed twice,
-when the server resizes its key table during the scan.
+after). On DynamoDB, the scan reads the whole table: on a large one, it
+takes the read capacity of a full table read. On Redis, it SCANs the keys
+that start with --redis-key-prefix, on each primary of a cluster, and
+reads each record with HGETALL; a record may be listed twice, when the
+server resizes its key table during the scan.
 
 ` + storeAbout + `
 Exit status: 0 when the scan ended, 1 when it failed, 2 on a bad command line.
 `
 
-// listStatuses are the values of -status, with the status each reads.
+// listStatuses are the values of -status, in lower case, with the status
+// each reads.
 var listStatuses = map[string]idempotency.Status{
 	"stuck":      idempotency.StatusInProgress,
 	"inprogress": idempotency.StatusInProgress,
@@ -50,13 +60,23 @@ var listStatuses = map[string]idempotency.Status{
 	"any":        "",
 }
 
+// recordStatus reads a record's status as an operator writes it:
+// INPROGRESS, COMPLETED or UNCERTAIN, in any case.
+func recordStatus(s string) (idempotency.Status, bool) {
+	for _, status := range []idempotency.Status{idempotency.StatusInProgress, idempotency.StatusComplete, idempotency.StatusUncertain} {
+		if strings.EqualFold(s, string(status)) {
+			return status, true
+		}
+	}
+	return "", false
+}
+
 func (c *cli) list(ctx context.Context, args []string) int {
 	fs := c.flags("list", "[flags]", listAbout)
 	var where storeFlags
 	where.register(fs, c.getenv(template.TableEnv), "the DynamoDB `table` (default: $POWERTOOLS_IDEMPOTENCY_TABLE)")
 	status := fs.String("status", "any", "the records to list: stuck, inprogress, uncertain, completed or any")
-	olderThan := fs.Duration("older-than", 0, "list only records at least this `old`")
-	expiresAfter := fs.Duration("expires-after", 0, "the functions' record `expiry`, for the age of records that do not say when they were written (default: $POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER, else 1h)")
+	olderThan := fs.Duration("older-than", 0, "list only records known to be at least this `old` (see AGE above)")
 	limit := fs.Int("limit", 0, "stop after this many records (0: no limit)")
 	asJSON := fs.Bool("json", false, "write JSON lines, one record a line")
 	if status, ok := c.parse(fs, args, 0, 0); !ok {
@@ -65,42 +85,45 @@ func (c *cli) list(ctx context.Context, args []string) int {
 	if err := where.check(fs); err != nil {
 		return c.usageError("list", "%v", err)
 	}
+	*status = strings.ToLower(*status)
 	want, ok := listStatuses[*status]
 	if !ok {
 		return c.usageError("list", "-status %q: want stuck, inprogress, uncertain, completed or any", *status)
 	}
-	// What a delivery of each record meets, and how old a record is that
-	// does not say, are for the functions' settings in this command's
-	// environment (the expiry, an abandon policy), with the flag on top.
+	// What a delivery of each record meets is for the functions'
+	// settings in this command's environment (an abandon policy, say).
 	functions := handler.Function{Code: map[string]handler.Setting{}, Env: map[string]handler.Setting{}}
 	for _, kv := range c.environ() {
 		name, value, _ := strings.Cut(kv, "=")
 		functions.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
 	}
-	if *expiresAfter != 0 {
-		functions.Code["ExpiresAfter"] = handler.Setting{Value: expiresAfter.String(), Source: "--expires-after"}
-	}
 	w, err := handler.Records(functions, c.now)
 	if err != nil {
 		return c.usageError("list", "%v", err)
 	}
-	*expiresAfter = w.ExpiresAfter
-	store, err := c.open(ctx, &where, where.table)
+	store, err := c.open(ctx, &where)
 	if err != nil {
 		return c.fail("list", err)
 	}
 	defer store.close()
 
 	now := c.now()
+	unknownAge := 0
 	match := func(rec *idempotency.Record) bool {
 		if !rec.Expiry.IsZero() && !now.Before(rec.Expiry) {
 			return false
 		}
-		if *status == "stuck" && now.Before(rec.LeaseEnd) {
+		if *status == "stuck" && !stuck(rec, now) {
 			return false
 		}
-		age, known := recordAge(rec, now, *expiresAfter)
-		return *olderThan == 0 || (known && age >= *olderThan)
+		if *olderThan == 0 {
+			return true
+		}
+		age, known := recordAge(rec, now)
+		if !known {
+			unknownAge++
+		}
+		return known && age >= *olderThan
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	if !*asJSON {
@@ -133,7 +156,7 @@ func (c *cli) list(ctx context.Context, args []string) int {
 			if !match(rec) {
 				continue
 			}
-			d, err := w.Meet(ctx, rec)
+			d, err := w.Meet(ctx, rec.Key, func(context.Context, string) (*idempotency.Record, error) { return rec, nil })
 			if err != nil {
 				return c.fail("list", err)
 			}
@@ -141,11 +164,11 @@ func (c *cli) list(ctx context.Context, args []string) int {
 			matched++
 			if *asJSON {
 				progress(true)
-				if err := writeJSON(c.stdout, view(rec, now, *expiresAfter, next)); err != nil {
+				if err := writeJSON(c.stdout, view(rec, now, next)); err != nil {
 					return c.fail("list", err)
 				}
 			} else {
-				v := view(rec, now, *expiresAfter, next)
+				v := view(rec, now, next)
 				age := "?"
 				if v.AgeSeconds != nil {
 					age = (time.Duration(*v.AgeSeconds) * time.Second).String()
@@ -168,6 +191,9 @@ func (c *cli) list(ctx context.Context, args []string) int {
 	fmt.Fprintf(c.stderr, "idempotency list: %s listed, %s scanned", count(matched, "record", "records"), count(scanned, one, many))
 	if corrupted > 0 {
 		fmt.Fprintf(c.stderr, ", %d corrupted (above)", corrupted)
+	}
+	if unknownAge > 0 {
+		fmt.Fprintf(c.stderr, ", %s of unknown age left out (--older-than)", count(unknownAge, "record", "records"))
 	}
 	fmt.Fprintln(c.stderr)
 	return exitOK

@@ -25,13 +25,11 @@
 // redis with --store redis: the server is
 // --redis-url, else REDIS_URL, --cluster for a Redis Cluster.
 //
-// Exit status: 0 when the command did what was asked (inspect: the key was
-// computed and looked up; forget: the record is gone, deleted now or
-// before; lint: no breach), 1 when it did not (a record refused or changed,
-// a breach, settings the function itself refuses, an AWS or Redis error),
-// 2 when the command line, or a file it names (a template, an event, a
-// response), cannot be read. docs/operations.md, in the repository, has the
-// table of each command's and a session of each command.
+// Exit status: 0 when the command did what was asked, 1 when it did not or
+// found something wrong, 2 when the command line, or a file it names,
+// cannot be read; 'idempotency help' lists the cases of each, and
+// docs/operations.md, in the repository, has the same table and a session
+// of each command.
 package main
 
 import (
@@ -78,6 +76,55 @@ region and endpoints come from the SDK's usual sources (AWS_PROFILE,
 AWS_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS).
 With --store redis, inspect, list, forget and resolve work on Redis or
 Valkey: the server of --redis-url, else of REDIS_URL.
+
+Exit status:
+
+  0  the command did what was asked:
+       - inspect: the key was computed and looked up, with or without a
+         record
+       - inspect of an event without a key, which the function runs without
+         idempotency
+       - list: the scan ended
+       - forget: the record is deleted
+       - forget of a key whose record is already gone, while its prefix has
+         records
+       - forget --dry-run of a record it would delete
+       - resolve --completed: the record is settled
+       - resolve --failed of a record already gone
+       - redrive: the messages moved
+       - redrive --dry-run: it showed them
+       - lint: no breach
+
+  1  it did not, or found something wrong:
+       - forget or resolve of a record that is not the one --token or
+         --status names
+       - forget of a record whose lease is live, without --force
+       - forget of a record that cannot be read, without --force
+       - forget of a record that changed meanwhile
+       - forget of a key without a record, whose prefix has none in the
+         store
+       - resolve of a record that is not UNCERTAIN
+       - resolve --completed of no record
+       - an event its function refuses (not JSON, or without a key when one
+         is required)
+       - settings the function refuses at cold start
+       - no table given, or named
+       - an AWS error (a table that does not exist)
+       - a Redis error (a server that does not answer)
+       - redrive of a queue that is no queue's dead-letter queue, without
+         --to (--dry-run too)
+       - lint: a breach of the delivery rules, an unknown
+         Metadata.Idempotency entry among them
+
+  2  the command line, or a file it names, cannot be read:
+       - an unknown flag
+       - forget --status that is no status
+       - a template that is missing or not YAML
+       - a template without the function --resource
+       - an unknown Metadata.Idempotency entry (inspect, forget, resolve)
+       - an event file that cannot be opened
+       - a --response file that cannot be opened
+       - both --key and an event file, or neither
 `
 
 // cli is one run of the command: where it writes, what it reads of its
@@ -102,6 +149,12 @@ type cli struct {
 	scanCount int
 	// pollEvery is how often redrive asks about a move task.
 	pollEvery time.Duration
+	// prefixScanLimit bounds the scan of forget and resolve --failed
+	// for the records of a key's prefix (prefixScanLimit outside tests).
+	prefixScanLimit int
+	// openStore, when not nil, opens the store of the record commands
+	// instead of the one the flags name: a test's in-memory store.
+	openStore func(*storeFlags) (recordStore, error)
 }
 
 func main() {
@@ -117,8 +170,9 @@ func main() {
 		awsConfig: func(ctx context.Context) (aws.Config, error) {
 			return config.LoadDefaultConfig(ctx)
 		},
-		redisClient: newRedisClient,
-		pollEvery:   5 * time.Second,
+		redisClient:     newRedisClient,
+		pollEvery:       5 * time.Second,
+		prefixScanLimit: prefixScanLimit,
 	}
 	os.Exit(c.run(ctx, os.Args[1:]))
 }
@@ -172,16 +226,32 @@ func (c *cli) flags(name, synopsis, about string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args into fs and checks the number of arguments left.
-// When ok is false, the command ends with status: the help was asked for,
-// or the command line is wrong (which fs has reported).
+// parse parses args into fs, flags before and after the arguments (an
+// event file, then more flags, as people write them; "--" ends the
+// flags), and checks the number of arguments. When ok is false, the
+// command ends with status: the help was asked for, or the command line
+// is wrong (which fs has reported).
 func (c *cli) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) (status int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK, false
+			}
+			return exitUsage, false
 		}
-		return exitUsage, false
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
+	fs.Parse(append([]string{"--"}, positional...)) // fs.Args() is then the arguments
 	if n := fs.NArg(); n < minArgs || n > maxArgs {
 		fmt.Fprintf(c.stderr, "idempotency %s: want %s, got %d\n", fs.Name(), argCount(minArgs, maxArgs), n)
 		fs.Usage()

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +38,10 @@ type harness struct {
 	redisHooks []redis.Hook
 	// scanCount is the COUNT of list's SCANs on Redis; 0 for the default.
 	scanCount int
+	// prefixScanLimit is the cli's; 0 for the default.
+	prefixScanLimit int
+	// store, when set, opens the store instead of the server's.
+	store func(*storeFlags) (recordStore, error)
 }
 
 // result is what one run of the command did.
@@ -94,8 +101,10 @@ func (h *harness) run(t *testing.T, args ...string) result {
 			}
 			return client, nil
 		},
-		scanCount: h.scanCount,
-		pollEvery: 10 * time.Millisecond,
+		scanCount:       h.scanCount,
+		pollEvery:       10 * time.Millisecond,
+		prefixScanLimit: cmp.Or(h.prefixScanLimit, prefixScanLimit),
+		openStore:       h.store,
 	}
 	status := c.run(t.Context(), args)
 	return result{status: status, stdout: stdout.String(), stderr: stderr.String()}
@@ -181,3 +190,19 @@ func TestHelp(t *testing.T) {
 }
 
 func parseJSON(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// nowOrNow returns h's clock, time.Now by default.
+func (h *harness) nowOrNow() func() time.Time {
+	if h.now != nil {
+		return h.now
+	}
+	return time.Now
+}
+
+// countingClient counts the requests it is asked to send, and sends none.
+type countingClient struct{ n *int }
+
+func (c countingClient) Do(*http.Request) (*http.Response, error) {
+	*c.n++
+	return nil, errors.New("no request may be sent")
+}

@@ -54,6 +54,17 @@ func printable(s string) string {
 	return strconv.Quote(s)
 }
 
+// document returns the text s as it is when a terminal shows it as
+// itself, else quoted with Go's escapes (strconv.Quote): for a JSON
+// response or a message body, whose own quotes would have printable quote
+// every one of them.
+func document(s string) string {
+	if clean(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 // clean reports whether a terminal shows every character of s as itself:
 // s is UTF-8, and strconv.IsPrint holds for each character (letters,
 // marks, numbers, punctuation, symbols and the ASCII space), which leaves

@@ -18,12 +18,15 @@ type recordView struct {
 	// Live reports whether the record holds its key now (see
 	// idempotency.Record.Live).
 	Live bool `json:"live"`
-	// AgeSeconds is how long ago the record was written (COMPLETED: when
-	// it completed), derived from its expiry and the function's expiry
-	// setting when it does not say; null when neither tells.
-	AgeSeconds      *int64 `json:"age_seconds"`
-	Expiry          string `json:"expiry,omitempty"`
-	LeaseEnd        string `json:"lease_end,omitempty"`
+	// AgeSeconds is what the record says of its age (see recordAge);
+	// null when it does not say.
+	AgeSeconds *int64 `json:"age_seconds"`
+	Expiry     string `json:"expiry,omitempty"`
+	LeaseEnd   string `json:"lease_end,omitempty"`
+	// Deadline is the deadline of the invocation holding an INPROGRESS
+	// record, which such a record keeps when the function's abandon
+	// policy holds the key past it.
+	Deadline        string `json:"deadline,omitempty"`
 	LeaseToken      string `json:"lease_token,omitempty"`
 	PayloadHash     string `json:"payload_hash,omitempty"`
 	CompletedAt     string `json:"completed_at,omitempty"`
@@ -34,16 +37,16 @@ type recordView struct {
 	Next string `json:"next"`
 }
 
-// view returns rec as the commands show it at now; expiresAfter is the
-// function's record expiry, from which a record's age is derived, and
-// next what the next delivery meets.
-func view(rec *idempotency.Record, now time.Time, expiresAfter time.Duration, next string) recordView {
+// view returns rec as the commands show it at now; next is what the next
+// delivery meets.
+func view(rec *idempotency.Record, now time.Time, next string) recordView {
 	v := recordView{
 		Key:             rec.Key,
 		Status:          string(rec.Status),
 		Live:            rec.Live(now),
 		Expiry:          timestamp(rec.Expiry),
 		LeaseEnd:        timestamp(rec.LeaseEnd),
+		Deadline:        timestamp(rec.Deadline),
 		LeaseToken:      rec.LeaseToken,
 		PayloadHash:     rec.PayloadHash,
 		CompletedAt:     timestamp(rec.CompletedAt),
@@ -52,24 +55,46 @@ func view(rec *idempotency.Record, now time.Time, expiresAfter time.Duration, ne
 		ResponseOmitted: rec.ResponseOmitted,
 		Next:            next,
 	}
-	if age, ok := recordAge(rec, now, expiresAfter); ok {
+	if age, ok := recordAge(rec, now); ok {
 		s := int64(age / time.Second)
 		v.AgeSeconds = &s
 	}
 	return v
 }
 
-// recordAge returns how long ago rec was written: when it completed, for a
-// record that says, else its expiry less the expiry setting (every record
-// the middleware writes expires that long after it is written).
-func recordAge(rec *idempotency.Record, now time.Time, expiresAfter time.Duration) (time.Duration, bool) {
+// recordAge returns what rec itself says of its age: for a COMPLETED
+// record, the time since it completed; for an INPROGRESS record whose
+// invocation has ended (stuck), the time since it ended. The others, and
+// records of writers that keep no completion time, do not say: an age
+// guessed from the expiry would need the writer's expiry setting, which a
+// table shared by functions does not have.
+func recordAge(rec *idempotency.Record, now time.Time) (time.Duration, bool) {
 	switch {
 	case !rec.CompletedAt.IsZero():
 		return now.Sub(rec.CompletedAt), true
-	case !rec.Expiry.IsZero():
-		return now.Sub(rec.Expiry.Add(-expiresAfter)), true
+	case stuck(rec, now):
+		return now.Sub(invocationEnd(rec)), true
 	}
 	return 0, false
+}
+
+// invocationEnd is when the invocation holding the INPROGRESS record rec
+// is gone, as the library takes it: when its lease ends, or, for a record
+// that keeps its invocation's deadline, idempotency.AbandonGrace after
+// that deadline.
+func invocationEnd(rec *idempotency.Record) time.Time {
+	if !rec.Deadline.IsZero() {
+		return rec.Deadline.Add(idempotency.AbandonGrace)
+	}
+	return rec.LeaseEnd
+}
+
+// stuck reports whether rec, at now, is an INPROGRESS record whose
+// invocation has ended without completing or releasing it: the next
+// delivery takes it over, or, under a policy that holds the key, finds
+// it abandoned.
+func stuck(rec *idempotency.Record, now time.Time) bool {
+	return rec.Status == idempotency.StatusInProgress && !now.Before(invocationEnd(rec))
 }
 
 func timestamp(t time.Time) string {
@@ -83,20 +108,23 @@ func timestamp(t time.Time) string {
 // far they are from now. eventHash, when not empty, is the payload hash of
 // the event the record was looked up by; nextDelivery, when not empty,
 // what the next delivery of it meets.
-func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, expiresAfter time.Duration, eventHash, nextDelivery string) {
-	v := view(rec, now, expiresAfter, nextDelivery)
+func printRecord(w io.Writer, rec *idempotency.Record, now time.Time, eventHash, nextDelivery string) {
+	v := view(rec, now, nextDelivery)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "  %s\t%s\n", name, escape(fmt.Sprintf(format, args...)))
 	}
 	field("key", "%s", printable(v.Key))
 	field("status", "%s", printable(v.Status))
-	if age, ok := recordAge(rec, now, expiresAfter); ok {
+	if age, ok := recordAge(rec, now); ok {
 		field("age", "%s", age.Round(time.Second))
 	}
 	field("expiry", "%s", when(rec.Expiry, now))
 	if !rec.LeaseEnd.IsZero() {
 		field("lease end", "%s", when(rec.LeaseEnd, now))
+	}
+	if !rec.Deadline.IsZero() {
+		field("deadline", "%s (its invocation's; the lease holds the key past it)", when(rec.Deadline, now))
 	}
 	field("lease token", "%s", orNone(printable(v.LeaseToken)))
 	switch {

@@ -324,9 +324,8 @@ Resources:
 	// Exit 1: the function itself would not key the event, or the
 	// store is not there.
 	for name, args := range map[string][]string{
-		"no table":             {"inspect", "--event-key", "order_id", "--function-name", "f", file},
-		"an event without key": {"inspect", "--table", w.table, "--event-key", "nothing", "--function-name", "f", file},
-		"not JSON":             {"inspect", "--table", w.table, "--function-name", "f", writeFile(t, "bad.json", "{")},
+		"no table": {"inspect", "--event-key", "order_id", "--function-name", "f", file},
+		"not JSON": {"inspect", "--table", w.table, "--function-name", "f", writeFile(t, "bad.json", "{")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := (&harness{endpoint: w.h.endpoint}).run(t, args...).want(t, exitFailed)
@@ -385,12 +384,18 @@ func putRecords(t *testing.T, w *world, now time.Time) map[string]string {
 		{"done", idempotency.Record{Status: idempotency.StatusComplete, Expiry: written(10 * time.Minute), CompletedAt: now.Add(-10 * time.Minute), Response: []byte(`{}`)}},
 		{"uncertain-young", idempotency.Record{Status: idempotency.StatusUncertain, Expiry: written(time.Minute)}},
 		{"uncertain-old", idempotency.Record{Status: idempotency.StatusUncertain, Expiry: written(40 * time.Minute)}},
+		// A function whose records expire after 96h: its lease ended 5
+		// minutes ago; and one whose abandon policy holds the key past
+		// its invocation's deadline, 10 minutes ago.
+		{"stuck-96h", idempotency.Record{Status: idempotency.StatusInProgress, Expiry: now.Add(96*time.Hour - 6*time.Minute), LeaseEnd: now.Add(-5 * time.Minute)}},
+		{"abandoned", idempotency.Record{Status: idempotency.StatusInProgress, Expiry: written(11 * time.Minute), LeaseEnd: written(11 * time.Minute), Deadline: now.Add(-10 * time.Minute)}},
 		{"expired", idempotency.Record{Status: idempotency.StatusUncertain, Expiry: now.Add(-time.Minute)}},
 	} {
 		rec := r.rec
 		rec.Key, rec.LeaseToken = "list#"+r.name, "token-"+r.name
 		rec.Expiry = rec.Expiry.Truncate(time.Second)
 		rec.LeaseEnd = rec.LeaseEnd.Truncate(time.Millisecond)
+		rec.Deadline = rec.Deadline.Truncate(time.Millisecond)
 		rec.CompletedAt = rec.CompletedAt.Truncate(time.Millisecond)
 		if existing, err := w.store.Acquire(t.Context(), &rec, now.Add(-2*time.Hour)); err != nil || existing != nil {
 			t.Fatalf("write %s: %v, %v", r.name, existing, err)
@@ -433,32 +438,43 @@ func TestList(t *testing.T) {
 				args []string
 				want string
 			}{
-				{nil, "done live stuck-old stuck-young uncertain-old uncertain-young"},
-				{[]string{"--status", "stuck"}, "stuck-old stuck-young"},
+				{nil, "abandoned done live stuck-96h stuck-old stuck-young uncertain-old uncertain-young"},
+				// Stuck: the invocation has ended, its lease or its
+				// deadline (and AbandonGrace) past; its age is the time
+				// since, whatever the function's expiry.
+				{[]string{"--status", "stuck"}, "abandoned stuck-96h stuck-old stuck-young"},
+				{[]string{"--status", "stuck", "--older-than", "1m"}, "abandoned stuck-96h stuck-old stuck-young"},
 				{[]string{"--status", "stuck", "--older-than", "30m"}, "stuck-old"},
-				{[]string{"--status", "inprogress"}, "live stuck-old stuck-young"},
+				{[]string{"--status", "stuck", "--older-than", "9m"}, "abandoned stuck-old"},
+				{[]string{"--status", "inprogress"}, "abandoned live stuck-96h stuck-old stuck-young"},
 				{[]string{"--status", "uncertain"}, "uncertain-old uncertain-young"},
-				{[]string{"--status", "uncertain", "--older-than", "30m"}, "uncertain-old"},
+				// An UNCERTAIN record does not say when it was written.
+				{[]string{"--status", "uncertain", "--older-than", "30m"}, ""},
 				{[]string{"--status", "completed", "--older-than", "9m"}, "done"},
+				{[]string{"--status", "COMPLETED", "--older-than", "9m"}, "done"},
 				{[]string{"--status", "completed", "--older-than", "11m"}, ""},
-				// With an expiry setting of 2h, a record without
-				// CompletedAt was written an hour earlier than with 1h.
-				{[]string{"--status", "uncertain", "--older-than", "90m", "--expires-after", "2h"}, "uncertain-old"},
-				{[]string{"--status", "completed", "--older-than", "11m", "--expires-after", "2h"}, ""},
 			} {
 				if got := strings.Join(list(tt.args...), " "); got != tt.want {
 					t.Errorf("list %v = %q, want %q", tt.args, got, tt.want)
 				}
 			}
 
-			r := w.h.run(t, w.at("list", "--json", "--status", "uncertain", "--older-than", "30m")...).want(t, exitOK)
-			var v recordView
-			json.Unmarshal([]byte(r.stdout), &v)
-			if v.AgeSeconds == nil || *v.AgeSeconds < 40*60-2 || *v.AgeSeconds > 40*60+2 || v.LeaseToken != "token-uncertain-old" {
-				t.Errorf("list's line for uncertain-old = %s", r.stdout)
+			r := w.h.run(t, w.at("list", "--json", "--status", "stuck", "--older-than", "1m")...).want(t, exitOK)
+			for line := range strings.Lines(r.stdout) {
+				var v recordView
+				json.Unmarshal([]byte(line), &v)
+				want := map[string]time.Duration{"list#stuck-96h": 5 * time.Minute, "list#stuck-old": 49 * time.Minute, "list#stuck-young": 4 * time.Minute,
+					"list#abandoned": 10*time.Minute - idempotency.AbandonGrace}[v.Key]
+				if v.AgeSeconds == nil || time.Duration(*v.AgeSeconds)*time.Second < want-2*time.Second || time.Duration(*v.AgeSeconds)*time.Second > want+2*time.Second {
+					t.Errorf("list's line for %s: age %v, want %v: %s", v.Key, v.AgeSeconds, want, line)
+				}
 			}
-			if !strings.Contains(r.stderr, "1 record listed") || strings.Contains(r.stderr, "\r") {
+			if !strings.Contains(r.stderr, "4 records listed") || strings.Contains(r.stderr, "\r") {
 				t.Errorf("stderr, not a terminal: %q", r.stderr)
+			}
+			r = w.h.run(t, w.at("list", "--json", "--status", "uncertain", "--older-than", "30m")...).want(t, exitOK)
+			if !strings.Contains(r.stderr, "2 records of unknown age left out") {
+				t.Errorf("list --older-than does not say what it left out: %q", r.stderr)
 			}
 
 			r = w.h.run(t, w.at("list")...).want(t, exitOK)

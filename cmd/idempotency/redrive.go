@@ -103,27 +103,36 @@ func (c *cli) redrive(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail("redrive", fmt.Errorf("AWS configuration: %w", err))
 	}
-	r := &redrive{
-		sqs: sqs.NewFromConfig(cfg), out: c.stdout, err: c.stderr, terminal: c.terminal,
-		now: c.now, pollEvery: c.pollEvery, rate: *rate, max: *maxMessages,
-	}
-	if r.dlq, err = r.queue(ctx, *dlq); err != nil {
-		return c.fail("redrive", err)
-	}
-	if *to != "" {
-		if r.to, err = r.queue(ctx, *to); err != nil {
-			return c.fail("redrive", err)
-		}
-	}
-	if *dryRun {
-		err = r.dryRun(ctx, *sample)
-	} else {
-		err = r.move(ctx, *method)
-	}
+	client := sqs.NewFromConfig(cfg)
+	where, err := awsPlace("dead-letter queue "+printable(*dlq), client.Options().Region, client.Options().BaseEndpoint)
 	if err != nil {
 		return c.fail("redrive", err)
 	}
+	r := &redrive{
+		sqs: client, out: c.stdout, err: c.stderr, terminal: c.terminal,
+		now: c.now, pollEvery: c.pollEvery, rate: *rate, max: *maxMessages,
+	}
+	if err := r.run(ctx, *dlq, *to, *dryRun, *sample, *method); err != nil {
+		return c.fail("redrive", fmt.Errorf("%s: %w", where, err))
+	}
 	return exitOK
+}
+
+// run finds the queues, then moves the messages, or with dryRun shows
+// what it would move.
+func (r *redrive) run(ctx context.Context, dlq, to string, dryRun bool, sample int, method string) (err error) {
+	if r.dlq, err = r.queue(ctx, dlq); err != nil {
+		return err
+	}
+	if to != "" {
+		if r.to, err = r.queue(ctx, to); err != nil {
+			return err
+		}
+	}
+	if dryRun {
+		return r.dryRun(ctx, sample)
+	}
+	return r.move(ctx, method)
 }
 
 // queue finds the queue s names: a URL, an ARN or a name.
@@ -177,11 +186,17 @@ func (r *redrive) destination(ctx context.Context) (queue, error) {
 	}
 	switch len(urls) {
 	case 0:
-		return queue{}, fmt.Errorf("no queue has %s as its dead-letter queue: give --to", r.dlq.url)
+		return queue{}, r.noSource()
 	case 1:
 		return r.queue(ctx, urls[0])
 	}
 	return queue{}, fmt.Errorf("%s is the dead-letter queue of %d queues (%s), and a copied message does not say which it came from: give --to", r.dlq.url, len(urls), strings.Join(urls, ", "))
+}
+
+// noSource is the error of a move to the source of a queue that is no
+// queue's dead-letter queue.
+func (r *redrive) noSource() error {
+	return fmt.Errorf("no queue has %s as its dead-letter queue: give --to", r.dlq.url)
 }
 
 // depth returns the DLQ's approximate counts of messages: visible, in
@@ -226,6 +241,9 @@ func (r *redrive) dryRun(ctx context.Context, sample int) error {
 	}
 	fmt.Fprintf(r.out, "  the dead-letter queue of: %s\n", escape(orNone(strings.Join(sources, ", "))))
 	switch {
+	case r.to.url == "" && len(sources) == 0:
+		// As the move would: it has nowhere to go.
+		return r.noSource()
 	case r.to.url != "":
 		fmt.Fprintf(r.out, "would move them to %s\n", escape(r.to.url))
 	case len(sources) == 1:
@@ -267,7 +285,7 @@ func (r *redrive) describe(i int, m types.Message) {
 	if len(body) > 200 {
 		body = body[:200] + "..."
 	}
-	fmt.Fprintf(r.out, "     body %s\n", escape(body))
+	fmt.Fprintf(r.out, "     body %s\n", document(body))
 	if len(m.MessageAttributes) > 0 {
 		names := make([]string, 0, len(m.MessageAttributes))
 		for name := range m.MessageAttributes {

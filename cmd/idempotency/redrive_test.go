@@ -463,3 +463,29 @@ func TestRedriveTask(t *testing.T) {
 		t.Errorf("fallback: stdout %q, stderr %q", out, errOut)
 	}
 }
+
+// TestRedriveDryRunAsTheMove: a dry run answers as the move would: for a
+// queue that is no queue's dead-letter queue, without --to, both refuse
+// (exit 1), with the same reason; and a body that needs escapes is shown
+// quoted.
+func TestRedriveDryRunAsTheMove(t *testing.T) {
+	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
+	q := newQueues(t, endpoint, false)
+	lone := q.create(t, fmt.Sprintf("lone-%d", time.Now().UnixNano()), nil)
+	q.send(t, lone, `{"order_id":"o-1"}`)
+	h := &harness{endpoint: endpoint}
+	dry := h.run(t, "redrive", "--dlq", lone, "--dry-run").want(t, exitFailed)
+	move := h.run(t, "redrive", "--dlq", lone).want(t, exitFailed)
+	const reason = "no queue has "
+	if !strings.Contains(dry.stderr, reason) || !strings.Contains(move.stderr, reason) {
+		t.Errorf("dry run: %v\nmove: %v", dry, move)
+	}
+	if n := q.depth(t, lone); n != 1 {
+		t.Errorf("the queue holds %d messages, want 1", n)
+	}
+	h.run(t, "redrive", "--dlq", lone, "--to", q.src, "--dry-run").want(t, exitOK)
+
+	q.send(t, q.dlq, "{\"note\":\"\x1b[2Jcleared\"}")
+	r := h.run(t, "redrive", "--dlq", q.dlq, "--dry-run").want(t, exitOK)
+	wantContains(t, r, `body "{\"note\":\"\x1b[2Jcleared\"}"`)
+}

@@ -25,8 +25,11 @@ happened (docs/uncertain-outcomes.md):
 Like forget, it reads the record, shows it, and writes only if it is still
 the UNCERTAIN record shown (conditioned on its status and lease token), and
 refuses one that an invocation is reconciling unless --force. The response
-must be what the handler's result encodes to (encoding/json): a duplicate
-decodes it into the handler's result type.
+must be what the handler's result encodes to (encoding/json; it is stored
+compacted): a Handler's duplicates get these bytes as they are, and a
+function wrapper's (WrapFunc), or a Handler's with WithReplayHook, decode
+them into the result type, where a response that does not decode is a
+*CorruptedRecordError.
 
 A record that is already gone is settled for --failed, which says so and
 succeeds, as forget does; for --completed, it is an error: there is no
@@ -52,6 +55,9 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		return status
 	}
 	if err := t.where.check(fs); err != nil {
+		return c.usageError("resolve", "%v", err)
+	}
+	if err := want.parse(); err != nil {
 		return c.usageError("resolve", "%v", err)
 	}
 	if *completed == *failed {
@@ -90,9 +96,10 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	}
 	rec := d.Record
 	switch {
+	case d.Corrupted != nil:
+		return c.fail("resolve", fmt.Errorf("the record of key %s cannot be read (%v): there is nothing to resolve ('forget --force' deletes it)", printable(d.Key), d.Corrupted))
 	case rec == nil && *failed:
-		c.gone(d)
-		return exitOK
+		return c.gone(ctx, "resolve", sub, d)
 	case rec == nil:
 		return c.fail("resolve", fmt.Errorf("no record of key %s: there is nothing to complete", d.Key))
 	case rec.Status != idempotency.StatusUncertain:
@@ -107,7 +114,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		if err := sub.store.Delete(ctx, rec); err != nil {
 			return c.changed(ctx, "resolve", "not resolved", sub, err)
 		}
-		c.before("resolved as failed: deleted", rec, sub)
+		c.before("resolved as failed: deleted", rec)
 		return c.current(ctx, "resolve", sub)
 	}
 	now := c.now()
@@ -129,7 +136,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 		}
 		return c.changed(ctx, "resolve", "not resolved", sub, err)
 	}
-	c.before("was", rec, sub)
+	c.before("was", rec)
 	// As stored (the expiry in seconds, the times in milliseconds), and
 	// what a delivery meets now.
 	d, err = sub.read(ctx)

@@ -14,6 +14,8 @@ import (
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/redis"
+	"gopkg.in/yaml.v3"
 )
 
 const targetAbout = `The record is the one of --key, or of the event in EVENT_FILE ("-" for
@@ -33,7 +35,19 @@ where it was read. They come from, first to last:
 What a delivery of the event meets ("next delivery") is the answer of the
 library's own handler, built with those settings, over a store that holds
 the record and never writes. The table is --table, else the function's
-POWERTOOLS_IDEMPOTENCY_TABLE when it is a plain name.
+POWERTOOLS_IDEMPOTENCY_TABLE when the template gives it as a plain name,
+else this command's POWERTOOLS_IDEMPOTENCY_TABLE. A function whose template
+names a Redis server (REDIS_URL) and no table keeps its records there: the
+store is then Redis, at --redis-url, else the template's REDIS_URL when it
+is a plain value, else this command's REDIS_URL.
+
+What the command cannot see is the function's code. Settings given in
+code are declared in Metadata.Idempotency, or given as flags. The
+handler's input type is unknown: an event that does not decode into it
+gets *idempotency.UndecodableEventError instead of running the handler,
+which the answer says when it would change it. A configuration that the
+function's code refuses when its handler is built, for its types, is
+refused there, not here.
 
 ` + storeAbout
 
@@ -92,41 +106,46 @@ func (t *target) register(fs *flag.FlagSet) {
 }
 
 // function returns the function's settings, from the flags, the template
-// and the environment, and its table.
-func (t *target) function(environ func() []string) (handler.Function, string, error) {
+// and the environment, and where its records are: the flags that name
+// the store, completed with what the template says of its table or Redis
+// server, then with this command's environment.
+func (t *target) function(environ func() []string) (handler.Function, storeFlags, error) {
 	f := handler.Function{Code: map[string]handler.Setting{}, Env: map[string]handler.Setting{}}
-	table := ""
+	where := t.where
+	shellTable := ""
 	for _, kv := range environ() {
 		name, value, _ := strings.Cut(kv, "=")
 		f.Env[name] = handler.Setting{Value: value, Source: name + " in this command's environment"}
 		if name == template.TableEnv {
-			table = value
+			shellTable = value
 		}
 	}
+	var tmpl *template.Template
+	var table, redisURL *yaml.Node // the function's, as its template gives them
 	switch {
 	case t.templatePath != "":
 		if t.resource == "" {
-			return f, "", badInput(errors.New("--template needs --resource, the function's logical ID"))
+			return f, where, badInput(errors.New("--template needs --resource, the function's logical ID"))
 		}
-		tmpl, err := template.Read(t.templatePath)
-		if err != nil {
-			return f, "", badInput(err)
+		var err error
+		if tmpl, err = template.Read(t.templatePath); err != nil {
+			return f, where, badInput(err)
 		}
 		fn := tmpl.Function(t.resource)
 		if fn == nil {
-			return f, "", badInput(fmt.Errorf("%s: no function %q", t.templatePath, t.resource))
+			return f, where, badInput(fmt.Errorf("%s: no function %q; its functions: %s", t.templatePath, t.resource, functionIDs(tmpl)))
 		}
 		declared, err := handler.FromTemplate(fn)
 		if err != nil {
-			return f, "", badInput(fmt.Errorf("%s: %s: %w", t.templatePath, t.resource, err))
+			return f, where, badInput(fmt.Errorf("%s: %s: %w", t.templatePath, t.resource, err))
 		}
 		f.Code = declared.Code
 		// The template's variables win over the shell's: they are the
 		// function's.
 		maps.Copy(f.Env, declared.Env)
-		table = fn.Env()[template.TableEnv]
+		table, redisURL = fn.Variable(template.TableEnv), fn.Variable(redis.URLEnv)
 	case t.resource != "":
-		return f, "", badInput(errors.New("--resource needs --template"))
+		return f, where, badInput(errors.New("--resource needs --template"))
 	}
 	if t.functionName.set {
 		f.Env[template.FunctionNameEnv] = handler.Setting{Value: t.functionName.value, Source: "--function-name"}
@@ -139,10 +158,41 @@ func (t *target) function(environ func() []string) (handler.Function, string, er
 	if t.keyRequired {
 		f.Code["KeyRequired"] = handler.Setting{Value: "true", Source: "--key-required"}
 	}
-	if t.where.table != "" {
-		table = t.where.table
+	// A function whose template names a Redis server, and no table,
+	// keeps its records in Redis.
+	if where.kind == "" && redisURL != nil && table == nil {
+		where.kind = storeRedis
 	}
-	return f, table, nil
+	if where.table == "" {
+		if v, ok := tmpl.String(table); ok {
+			where.table = v
+		} else {
+			where.table = shellTable
+			if table != nil {
+				where.unresolved = fmt.Sprintf("the template's %s is %s, which the command cannot resolve", template.TableEnv, template.Describe(table))
+			}
+		}
+	}
+	if where.redisURL == "" && redisURL != nil {
+		if v, ok := tmpl.String(redisURL); ok {
+			where.redisURL = v
+		} else {
+			where.unresolvedURL = fmt.Sprintf("the template's %s is %s, which the command cannot resolve", redis.URLEnv, template.Describe(redisURL))
+		}
+	}
+	return f, where, nil
+}
+
+// functionIDs lists the logical IDs of t's functions.
+func functionIDs(t *template.Template) string {
+	var ids []string
+	for _, fn := range t.Functions() {
+		ids = append(ids, fn.ID)
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
 }
 
 // wrapperError returns the error of building a function's wrapper: a
@@ -176,7 +226,7 @@ func (c *cli) subject(ctx context.Context, t *target, args []string) (sub *subje
 	if (t.key == "") == (len(args) == 0) {
 		return nil, badInput(errors.New("give either --key or an EVENT_FILE"))
 	}
-	f, table, err := t.function(c.environ)
+	f, where, err := t.function(c.environ)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +242,7 @@ func (c *cli) subject(ctx context.Context, t *target, args []string) (sub *subje
 	if err != nil {
 		return nil, wrapperError(err)
 	}
-	if sub.store, err = c.open(ctx, &t.where, table); err != nil {
+	if sub.store, err = c.open(ctx, &where); err != nil {
 		return nil, err
 	}
 	return sub, nil
@@ -210,16 +260,7 @@ func (s *subject) read(ctx context.Context) (*handler.Delivery, error) {
 		return rec, err
 	}
 	if s.event == nil {
-		rec, err := lookup(ctx, s.key)
-		if err != nil {
-			return nil, err
-		}
-		d, err := s.wrapper.Meet(ctx, rec)
-		if err != nil {
-			return nil, err
-		}
-		d.Key = s.key
-		return d, nil
+		return s.wrapper.Meet(ctx, s.key, lookup)
 	}
 	d, err := s.wrapper.Deliver(ctx, s.event, lookup)
 	if err != nil {

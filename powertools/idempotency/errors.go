@@ -166,10 +166,12 @@ func (e *PersistenceError) Error() string {
 func (e *PersistenceError) Unwrap() error { return e.Err }
 
 // CorruptedRecordError is returned when a stored record cannot be read
-// (unknown status, undecodable data, a response that does not decode into
-// the handler's Out). The middleware fails closed: the handler is not run
-// on a key whose record it cannot read. A [Store] returns one, as it is,
-// for a record it cannot decode.
+// (unknown status, undecodable data), or when a replay that decodes the
+// stored response (a function wrapper's, or a [Handler]'s with
+// [WithReplayHook]) finds that it does not decode into Out; a Handler
+// without a hook replays the bytes as stored. The middleware fails closed:
+// the handler is not run on a key whose record it cannot read. A [Store]
+// returns one, as it is, for a record it cannot decode.
 type CorruptedRecordError struct {
 	Key    string
 	Reason string

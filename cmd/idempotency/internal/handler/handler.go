@@ -72,6 +72,11 @@ type Wrapper struct {
 	ExpiresAfter time.Duration
 
 	built
+	// undecodable is the function's handler but for its input type,
+	// which no event decodes into; nil for a function wrapper.
+	undecodable *built
+	// at, when not zero, is the time of the wrappers' clock.
+	at time.Time
 }
 
 // Setting returns the setting name of Settings.
@@ -120,17 +125,31 @@ func New(f Function, now func() time.Time) (*Wrapper, error) {
 	// answering: a delivery that meets an invocation in progress is told
 	// so at once, rather than waiting for it; what it was told goes to
 	// the delivery's probe, and no metrics to standard output.
-	p, err := build(wrapper, wrap.Value, append(opts,
+	clock := func() time.Time {
+		if !w.at.IsZero() {
+			return w.at
+		}
+		return now()
+	}
+	probeOpts := append(opts,
 		idempotency.WithWaitForInProgress(false),
 		idempotency.WithMetrics(nil),
 		idempotency.WithLogger(discard),
-		idempotency.WithClock(now),
+		idempotency.WithClock(clock),
 		idempotency.WithObserver(observe),
-	))
+	)
+	p, err := build(wrapper, wrap.Value, probeOpts)
 	if err != nil {
 		return nil, f.explain(err)
 	}
 	w.built = *p
+	if !wrapper {
+		h, err := idempotency.New(store{}, neverReached, probeOpts...)
+		if err != nil {
+			return nil, f.explain(err)
+		}
+		w.undecodable = handlerOf(h)
+	}
 	return w, nil
 }
 
@@ -160,13 +179,17 @@ func build(wrapper bool, name string, opts []idempotency.Option) (*built, error)
 	if err != nil {
 		return nil, err
 	}
+	return handlerOf(h), nil
+}
+
+func handlerOf(h *idempotency.Handler) *built {
 	return &built{
 		deliver: func(ctx context.Context, event []byte) error {
 			_, err := h.Invoke(ctx, event)
 			return err
 		},
 		keyOf: h.KeyOf,
-	}, nil
+	}
 }
 
 // startsNamed reports whether f, which does not start, has no name and
@@ -224,10 +247,6 @@ func (f Function) explain(err error) error {
 	}
 	return fmt.Errorf("%w (%s)", err, s.Source)
 }
-
-// reach is the probe's handler: it runs nothing, and says that a delivery
-// reached it.
-func reach(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, errRuns }
 
 // FromTemplate returns what the function fn of a template says of its
 // settings: what its Metadata.Idempotency declares (an error there is a

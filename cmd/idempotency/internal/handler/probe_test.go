@@ -165,12 +165,87 @@ func TestMeet(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &idempotency.Record{Key: "orders#k", Status: idempotency.StatusComplete, Expiry: now.Add(time.Hour), PayloadHash: "h", Response: []byte(`{}`)}
-	d, err := w.Meet(t.Context(), rec)
+	holding := func(rec *idempotency.Record, err error) Lookup {
+		return func(_ context.Context, key string) (*idempotency.Record, error) {
+			if key != "orders#k" {
+				t.Errorf("looked up %q", key)
+			}
+			return rec, err
+		}
+	}
+	d, err := w.Meet(t.Context(), "orders#k", holding(rec, nil))
 	if err != nil || d.Runs || d.Err != nil || d.Outcome != idempotency.OutcomeReplayed || d.Key != "orders#k" {
 		t.Errorf("Meet of a completed record = %+v, %v", d, err)
 	}
-	if d, err := w.Meet(t.Context(), nil); err != nil || !d.Runs {
+	if d, err := w.Meet(t.Context(), "orders#k", holding(nil, nil)); err != nil || !d.Runs || d.Outcome != idempotency.OutcomeNew {
 		t.Errorf("Meet of no record = %+v, %v", d, err)
+	}
+	// A record that cannot be read is what the function meets too.
+	bad := &idempotency.CorruptedRecordError{Key: "orders#k", Reason: "unknown status"}
+	if d, err := w.Meet(t.Context(), "orders#k", holding(nil, bad)); err != nil || d.Runs || d.Err != bad || d.Corrupted != bad || d.Outcome != idempotency.OutcomeStoreError {
+		t.Errorf("Meet of a corrupted record = %+v, %v", d, err)
+	}
+}
+
+// TestDeliverWhatTheCommandCannotSee: a delivery that runs the handler
+// says so with the outcome of its success, and what it meets instead when
+// the event does not decode into the handler's type; one that meets an
+// invocation in progress says what comes once that invocation has ended,
+// by the key's abandon policy. Each answer is the engine's.
+func TestDeliverWhatTheCommandCannotSee(t *testing.T) {
+	setProcessEnv(t, nil)
+	now := time.Now()
+	none := func(context.Context, string) (*idempotency.Record, error) { return nil, nil }
+	w, err := New(Function{Code: code("EventKey", "order_id"), Env: env(FunctionNameEnv, "orders")}, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Deliver(t.Context(), []byte(`{"order_id":"o-1","amount":"abc"}`), none)
+	if err != nil || !d.Runs || d.Outcome != idempotency.OutcomeNew || d.Undecodable == nil ||
+		d.Undecodable.Runs || d.Undecodable.Outcome != idempotency.OutcomeUndecodableEvent || !errors.As(d.Undecodable.Err, new(*idempotency.UndecodableEventError)) {
+		t.Errorf("a first delivery = %+v (unless %+v), %v", d, d.Undecodable, err)
+	}
+	noKey, err := w.Deliver(t.Context(), []byte(`{"amount":1}`), none)
+	if err != nil || !noKey.Runs || noKey.Outcome != idempotency.OutcomeNoKey || noKey.Undecodable == nil || noKey.Undecodable.Outcome != idempotency.OutcomeUndecodableEvent {
+		t.Errorf("an event without key = %+v, %v", noKey, err)
+	}
+	wrapper, err := New(Function{Code: code("WrapFunc", "orders.fulfil"), Env: env(FunctionNameEnv, "orders")}, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := wrapper.Deliver(t.Context(), []byte(`{"order_id":"o-1"}`), none); err != nil || !d.Runs || d.Undecodable != nil {
+		t.Errorf("a function wrapper's first call = %+v, %v; its argument is decoded by the function's code", d, err)
+	}
+
+	deadline := now.Add(3 * time.Second)
+	for _, tt := range []struct {
+		policy string
+		rec    idempotency.Record
+		then   any // the error after, or nil for a run
+	}{
+		{"retry", idempotency.Record{LeaseEnd: deadline}, nil},
+		{"block", idempotency.Record{LeaseEnd: now.Add(time.Hour), Deadline: deadline}, new(*idempotency.AbandonedError)},
+		{"uncertain", idempotency.Record{LeaseEnd: now.Add(time.Hour), Deadline: deadline}, new(*idempotency.UncertainError)},
+	} {
+		t.Run(tt.policy, func(t *testing.T) {
+			w, err := New(Function{Code: code("EventKey", "order_id", "AbandonPolicy", tt.policy), Env: env(FunctionNameEnv, "orders")}, func() time.Time { return now })
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := tt.rec
+			rec.Status, rec.Expiry, rec.LeaseToken = idempotency.StatusInProgress, now.Add(time.Hour), "t"
+			d, err := w.Deliver(t.Context(), []byte(`{"order_id":"o-1"}`), func(context.Context, string) (*idempotency.Record, error) { return &rec, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok := errors.AsType[*idempotency.InProgressError](d.Err)
+			if !ok || !e.LeaseEnd.Equal(deadline) || d.Then == nil || !d.Then.At.Equal(deadline.Add(idempotency.AbandonGrace)) {
+				t.Fatalf("Deliver = %+v (then %+v); want an InProgressError until the deadline, then an answer past it", d, d.Then)
+			}
+			if (tt.then == nil) != d.Then.Runs || (tt.then != nil && !errors.As(d.Then.Err, tt.then)) {
+				t.Errorf("then = %+v; want %T", d.Then, tt.then)
+			}
+		})
 	}
 }
 

@@ -12,17 +12,17 @@ import (
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
 )
 
-// storeActions are the requests the DynamoDB store sends (PutItem also
+// StoreActions are the requests the DynamoDB store sends (PutItem also
 // covers the record's Put inside a TransactWriteItems; DescribeTable is
 // sent once per cold start, to refuse a global table that cannot keep the
 // guarantee): what a function needs on its idempotency table, and all it
 // needs.
-var storeActions = []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable"}
+var StoreActions = []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable"}
 
-// storeAction reports whether a is one of storeActions: IAM action names
+// storeAction reports whether a is one of StoreActions: IAM action names
 // are case-insensitive.
 func storeAction(a string) bool {
-	return slices.ContainsFunc(storeActions, func(s string) bool { return strings.EqualFold(s, a) })
+	return slices.ContainsFunc(StoreActions, func(s string) bool { return strings.EqualFold(s, a) })
 }
 
 // policyTemplates are the actions that SAM's DynamoDB policy templates
@@ -90,7 +90,7 @@ func (g grant) on(id string) bool { return g.all || slices.Contains(g.tables, id
 func (c *checker) checkAccess(fn *template.Function, table string) {
 	grants := c.grants(fn)
 	var missing, excess []string
-	for _, a := range storeActions {
+	for _, a := range StoreActions {
 		if !slices.ContainsFunc(grants, func(g grant) bool { return g.on(table) && g.allows(a) }) {
 			missing = append(missing, a)
 		}

@@ -263,3 +263,26 @@ func scalar(n *yaml.Node) string {
 	}
 	return n.Value
 }
+
+// Describe writes n briefly, as a template writes it: a scalar's value,
+// or an intrinsic function in its short form with its argument
+// ("!Ref IdempotencyTable", "!GetAtt Table.Arn", "!Sub ${AWS::StackName}-x").
+func Describe(n *yaml.Node) string {
+	fn, arg := intrinsic(n)
+	short := "!" + strings.TrimPrefix(fn, "Fn::")
+	switch {
+	case n == nil:
+		return "nothing"
+	case fn == "" && n.Kind == yaml.ScalarNode:
+		return n.Value
+	case fn == "":
+		return "a structure"
+	case arg.Kind == yaml.ScalarNode:
+		return short + " " + arg.Value
+	case fn == "Fn::GetAtt" && arg.Kind == yaml.SequenceNode && len(arg.Content) == 2:
+		return short + " " + scalar(arg.Content[0]) + "." + scalar(arg.Content[1])
+	case fn == "Fn::Sub" && arg.Kind == yaml.SequenceNode && len(arg.Content) > 0:
+		return short + " " + scalar(arg.Content[0])
+	}
+	return short + " ..."
+}
