@@ -44,7 +44,8 @@ type Page struct {
 // time, in no particular order, and only those with status when it is not
 // empty (a filter that DynamoDB applies after reading, so every item still
 // counts against the table's read capacity). In composite mode it reads
-// only the records of StaticPartitionKey. The reads are eventually
+// only the records of StaticPartitionKey. Each record is read as [Store.Get]
+// reads it, in the record format of ctx's invocation. The reads are eventually
 // consistent: act on a record only after a [Store.Get].
 //
 // The store's client must also be a [ScanClient], as *dynamodb.Client is;
@@ -84,7 +85,7 @@ func (s *Store) Scan(ctx context.Context, status idempotency.Status) iter.Seq2[*
 			}
 			page := &Page{Scanned: int(out.ScannedCount)}
 			for _, item := range out.Items {
-				rec, err := s.opts.decode(s.opts.itemKey(item), item)
+				rec, err := s.opts.decodeIn(ctx, s.opts.itemKey(item), item)
 				if err != nil {
 					page.Corrupted = append(page.Corrupted, err)
 					continue

@@ -23,6 +23,11 @@ func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token stri
 		return errEmptyKey
 	}
 	item := s.opts.encode(rec)
+	// A response, which an operator's completion writes, is kept in the
+	// invocation's format, as Complete keeps it.
+	if err := s.opts.typeScriptData(ctx, item, rec); err != nil {
+		return err
+	}
 	if size := itemSize(item); size > maxItemSize {
 		return errTooLarge("reclaim", rec.Key, size)
 	}
