@@ -36,7 +36,8 @@ and says how many of unknown age it left out.
 
 With --json, each record's "next" is what a delivery of the same request
 meets, as the library's engine answers it with the settings of this
-command's environment (an abandon policy, say).
+command's environment (an abandon policy, say), and "delivery" the same as
+inspect's "next" object.
 
 Records past their expiry count as absent, as for the library, and are
 skipped (DynamoDB's TTL deletes them, usually within days; Redis a minute
@@ -58,6 +59,13 @@ var listStatuses = map[string]idempotency.Status{
 	"uncertain":  idempotency.StatusUncertain,
 	"completed":  idempotency.StatusComplete,
 	"any":        "",
+}
+
+// listLine is one line of list's -json output: the record, and what a
+// delivery of the same request meets, as inspect's next says it.
+type listLine struct {
+	recordView
+	Delivery verdictView `json:"delivery"`
 }
 
 // recordStatus reads a record's status as an operator writes it:
@@ -140,7 +148,7 @@ func (c *cli) list(ctx context.Context, args []string) int {
 			fmt.Fprint(c.stderr, "\r\033[K")
 		}
 	}
-	for page, err := range store.scan(ctx, want) {
+	for page, err := range store.scan(w.InMode(ctx), want) {
 		if err != nil {
 			progress(true)
 			return c.fail("list", err)
@@ -164,7 +172,7 @@ func (c *cli) list(ctx context.Context, args []string) int {
 			matched++
 			if *asJSON {
 				progress(true)
-				if err := writeJSON(c.stdout, view(rec, now, next)); err != nil {
+				if err := writeJSON(c.stdout, listLine{view(rec, now, next), verdict(d, now)}); err != nil {
 					return c.fail("list", err)
 				}
 			} else {

@@ -130,7 +130,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	// Reclaim writes over an UNCERTAIN record with the token read, and no
 	// other: what the library does when a reconcile function finds that
 	// the effect happened.
-	if err := sub.store.Reclaim(ctx, done, rec.LeaseToken); err != nil {
+	if err := sub.store.Reclaim(sub.wrapper.InMode(ctx), done, rec.LeaseToken); err != nil {
 		if errors.Is(err, idempotency.ErrRecordTooLarge) {
 			return c.fail("resolve", err)
 		}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
 // TestStoreFromTemplate: the table is --table, else the template's plain
@@ -132,5 +135,31 @@ func TestAWSErrorsSayWhere(t *testing.T) {
 	}
 	if sent != 0 {
 		t.Errorf("%d requests sent without a region", sent)
+	}
+}
+
+// TestResolveInTheFunctionsFormat: resolve --completed writes the
+// response in the function's record format: a Powertools TypeScript
+// function's duplicates get the response, not its text as a JSON string.
+func TestResolveInTheFunctionsFormat(t *testing.T) {
+	w := newWorld(t, testenv.MotoEnv)
+	h, err := idempotency.New(w.store, func(_ context.Context, o order) (map[string]int, error) {
+		if o.Uncertain {
+			return nil, idempotency.Uncertain(errors.New("timed out"))
+		}
+		return map[string]int{"charged": o.Amount}, nil
+	}, idempotency.WithCompatibility(idempotency.PowertoolsTypeScript), idempotency.WithKeyPrefix("ts-fn"),
+		idempotency.WithEventKey("order_id"), idempotency.WithLogger(discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ev = `{"order_id":"o-1","amount":5,"uncertain":true}`
+	h.Invoke(t.Context(), []byte(ev))
+	args := append(slices.Clone(w.where), "--compatibility", "typescript", "--key-prefix", "ts-fn", "--event-key", "order_id",
+		"--completed", "--response", writeFile(t, "r.json", `{"charged":5}`), writeFile(t, "e.json", ev))
+	w.h.run(t, append([]string{"resolve"}, args...)...).want(t, exitOK)
+	out, err := h.Invoke(t.Context(), []byte(ev))
+	if err != nil || string(out) != `{"charged":5}` {
+		t.Errorf("a duplicate after resolve got %s, %v; want the response", out, err)
 	}
 }

@@ -20,9 +20,11 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
+	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
@@ -77,6 +79,17 @@ type Wrapper struct {
 	undecodable *built
 	// at, when not zero, is the time of the wrappers' clock.
 	at time.Time
+	// mode is the function's record format.
+	mode keyformat.Mode
+}
+
+// InMode returns ctx in the function's record format (its
+// Compatibility), for the requests the command sends its store besides a
+// delivery's: a scan reads, and an operator's write writes, a record as
+// the function does (Powertools TypeScript keeps a response as DynamoDB's
+// types).
+func (w *Wrapper) InMode(ctx context.Context) context.Context {
+	return keyformat.WithMode(ctx, w.mode)
 }
 
 // Setting returns the setting name of Settings.
@@ -121,6 +134,12 @@ func New(f Function, now func() time.Time) (*Wrapper, error) {
 	w := &Wrapper{Settings: f.settings(sources, wrapper)}
 	expires, _ := w.Setting("ExpiresAfter")
 	w.ExpiresAfter, _ = time.ParseDuration(expires.Value) // the library read it so
+	compat, _ := w.Setting("Compatibility")
+	for _, c := range []idempotency.Compatibility{idempotency.PowertoolsPython, idempotency.PowertoolsTypeScript} {
+		if strings.EqualFold(compat.Value, c.String()) { // the library read it so
+			w.mode = keyformat.Mode(c)
+		}
+	}
 	// The probe is the function's wrapper but for what it does besides
 	// answering: a delivery that meets an invocation in progress is told
 	// so at once, rather than waiting for it; what it was told goes to
