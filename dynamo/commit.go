@@ -13,9 +13,9 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-// commit sends the staged writes and the COMPLETE record rec in one
+// commit sends the staged writes and the COMPLETED record rec in one
 // TransactWriteItems, the record last. Its put is conditioned on the lease
-// token and on the record not being COMPLETE yet: a retry of a transaction
+// token and on the record not being COMPLETED yet: a retry of a transaction
 // that was applied (its reply lost) then fails on the record instead of
 // being applied twice, and reading the record back tells that it was.
 func (s *Store) commit(ctx context.Context, rec *idempotency.Record, writes []types.TransactWriteItem) error {
@@ -76,7 +76,7 @@ func (s *Store) commitError(ctx context.Context, rec *idempotency.Record, n int,
 	// the first (the simulator's seed 1260 on dynamo: applied, then
 	// throttled twice; taken for refused, the key was released and the
 	// staged writes committed a second time). The record tells: the
-	// transaction made it COMPLETE under this token, or was not applied.
+	// transaction made it COMPLETED under this token, or was not applied.
 	item, gerr := s.getItem(ctx, rec.Key)
 	if gerr == nil && s.completedBy(ctx, rec, item) {
 		return nil
@@ -110,13 +110,13 @@ func (s *Store) recordRefused(ctx context.Context, rec *idempotency.Record, old 
 	}
 	if s.completedBy(ctx, rec, old) {
 		// An earlier attempt of this very transaction was applied and its
-		// reply lost; the SDK's retry found the record COMPLETE.
+		// reply lost; the SDK's retry found the record COMPLETED.
 		return nil
 	}
 	return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitLeaseLost, Err: err}
 }
 
-// completedBy reports whether item is rec's record, COMPLETE under rec's
+// completedBy reports whether item is rec's record, COMPLETED under rec's
 // lease token.
 func (s *Store) completedBy(ctx context.Context, rec *idempotency.Record, item map[string]types.AttributeValue) bool {
 	if len(item) == 0 {

@@ -42,7 +42,7 @@
 // own DynamoDB writes (Put, Update, Delete, ConditionCheck, each with its
 // own condition) to the invocation instead of sending them. When the
 // handler succeeds, [Store.Complete] sends them in one TransactWriteItems
-// together with the COMPLETE record, conditioned on the lease token: all
+// together with the COMPLETED record, conditioned on the lease token: all
 // of them or nothing is committed. A staged condition that fails makes the
 // invocation fail with a [*StagedWriteError] and releases the key; a lost
 // lease commits nothing. docs/exactly-once.md has the whole account.

@@ -120,9 +120,9 @@ func (o *Options) itemKey(item map[string]types.AttributeValue) string {
 //
 // (attribute_not_exists(#token) for a record without a token, as
 // Powertools writes them). The lease token is unique to the invocation
-// that wrote the record, and the status tells its IN_PROGRESS record from
+// that wrote the record, and the status tells its INPROGRESS record from
 // the COMPLETED or UNCERTAIN one it wrote later with the same token: an
-// operator who decided to delete an IN_PROGRESS record does not delete
+// operator who decided to delete an INPROGRESS record does not delete
 // the response its invocation stored meanwhile.
 //
 // Unlike [Store.Release], a record that is missing, or has changed, is not

@@ -70,7 +70,7 @@ type Options struct {
 	// written on COMPLETED records. Default "completed_at".
 	CompletedAtAttr string
 	// DeadlineAttr holds Record.Deadline in epoch milliseconds (N),
-	// written on the IN_PROGRESS records of functions whose lease outlasts
+	// written on the INPROGRESS records of functions whose lease outlasts
 	// their deadline (idempotency.WithAbandonPolicy). Default
 	// "invocation_deadline".
 	DeadlineAttr string

@@ -40,7 +40,7 @@ func (s *Store) NewInvocation(ctx context.Context) context.Context {
 
 // Stage adds writes to the invocation that ctx belongs to, instead of
 // sending them: they are sent when the handler returns successfully, in one
-// TransactWriteItems together with the COMPLETE idempotency record, which
+// TransactWriteItems together with the COMPLETED idempotency record, which
 // is conditioned on the invocation's lease token. Either all of them and
 // the record are committed, or none. If the handler returns an error, or
 // panics, they are never sent.

@@ -58,7 +58,7 @@ var errEmptyKey = errors.New("dynamo: empty idempotency key")
 //	(#status = :inprogress AND (attribute_not_exists(#lease) OR #lease <= :nowms))
 //
 // which is "no live record": a record is live while now < Expiry and, when
-// IN_PROGRESS, now < LeaseEnd. When the condition fails, DynamoDB returns
+// INPROGRESS, now < LeaseEnd. When the condition fails, DynamoDB returns
 // the existing item (ALL_OLD). A server that returns none gets a consistent
 // GetItem; if the record has gone, or is no longer live, by then, the put is
 // tried once more.
@@ -123,7 +123,7 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 // [idempotency.ErrLeaseLost]; a record over 400 KB gives
 // [idempotency.ErrRecordTooLarge] without a request.
 //
-// When the handler staged writes on ctx (see [Stage]) and rec is COMPLETE,
+// When the handler staged writes on ctx (see [Stage]) and rec is COMPLETED,
 // Complete commits them with the record in one TransactWriteItems instead
 // (see commit.go); when they are not committed, or it cannot tell, it
 // returns an [*idempotency.CommitError].
@@ -151,7 +151,7 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 }
 
 // completePut builds Complete's write as a [types.Put], the element type of
-// TransactWriteItems, so that commit (commit.go) can send the COMPLETE
+// TransactWriteItems, so that commit (commit.go) can send the COMPLETED
 // record in the same transaction as the handler's staged writes.
 func (s *Store) completePut(ctx context.Context, rec *idempotency.Record) (types.Put, error) {
 	if rec.Key == "" {

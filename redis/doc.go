@@ -83,7 +83,7 @@
 // go-redis sends a command again when its connection broke before the
 // reply came (MaxRetries, or a cluster client's MaxRedirects: 3 by
 // default), and every script is safe to run twice: a retried Acquire
-// finds the invocation's own IN_PROGRESS record, which the middleware
+// finds the invocation's own INPROGRESS record, which the middleware
 // recognises by its lease token; a retried Complete rewrites the same
 // record; a retried Release finds nothing to delete; a retried Reclaim
 // finds its own new token.

@@ -17,7 +17,7 @@
 //     time Lambda keeps an asynchronous event (6 hours at most, its
 //     default), so that no retry of a tick outlives its record.
 //  2. The job, a lock keyed on the job name alone ("lock"). While a run
-//     holds it, its IN_PROGRESS record keeps every other tick of the job
+//     holds it, its INPROGRESS record keeps every other tick of the job
 //     out. A tick that finds the job held is skipped and logged (what
 //     Kubernetes calls concurrencyPolicy: Forbid), and its result says so,
 //     so that its own retries do not run the job later. With
@@ -35,7 +35,7 @@
 // would be replayed to every tick until it expired: those ticks would be
 // coalesced into the previous run, and a waiting tick would get that
 // run's result instead of running. Its expiry cannot be short, either:
-// [idempotency.WithExpiresAfter] also bounds how long an IN_PROGRESS
+// [idempotency.WithExpiresAfter] also bounds how long an INPROGRESS
 // record holds its key, so the lock's must outlast the longest run (the
 // 1-second minimum would let a second run in a second into the first).
 // With template.yaml's 10-minute timeout and 5-minute schedule, a
@@ -46,7 +46,7 @@
 // # A run that dies
 //
 // A run that Lambda stops at its timeout, or that crashes or runs out of
-// memory, leaves both records IN_PROGRESS. POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY
+// memory, leaves both records INPROGRESS. POWERTOOLS_IDEMPOTENCY_ABANDON_POLICY
 // decides, for both scopes:
 //
 //   - retry (the default): both leases end at the dead invocation's

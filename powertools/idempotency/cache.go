@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// cache is a bounded least-recently-used cache of COMPLETE records, kept in
+// cache is a bounded least-recently-used cache of COMPLETED records, kept in
 // the Lambda execution environment between invocations (see
 // [WithLocalCache]). It checks expiry when read instead of sweeping in the
 // background, because Lambda freezes the process between invocations. A nil
@@ -25,7 +25,7 @@ func newCache(size int) *cache {
 	return &cache{size: size, order: list.New(), entries: make(map[string]*list.Element, size)}
 }
 
-// get returns the COMPLETE record for key if one is cached and not expired
+// get returns the COMPLETED record for key if one is cached and not expired
 // at now. The record is shared: callers must not modify it.
 func (c *cache) get(key string, now time.Time) *Record {
 	if c == nil {
@@ -47,7 +47,7 @@ func (c *cache) get(key string, now time.Time) *Record {
 	return rec
 }
 
-// put caches a copy of rec, a COMPLETE record, evicting the least recently
+// put caches a copy of rec, a COMPLETED record, evicting the least recently
 // used record when full. The copy keeps the cache independent of what the
 // store or a replay hook later does with rec; the Response bytes are shared,
 // as nothing in this package writes to them.

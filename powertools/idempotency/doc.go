@@ -37,18 +37,18 @@
 // [*InvalidEventError] on every call, replays included; an expression that
 // selects nothing or null is no key.
 //
-// The first invocation with a key writes an IN_PROGRESS record holding a
+// The first invocation with a key writes an INPROGRESS record holding a
 // lease, which ends at the context's deadline (the Lambda timeout) or after
 // [WithLease] without one, and carries a lease token unique to the
 // invocation (32 hex digits of crypto/rand). It then decodes the event,
-// runs the handler, encodes the response once, stores it in a COMPLETE
+// runs the handler, encodes the response once, stores it in a COMPLETED
 // record that expires after [WithExpiresAfter], and returns those bytes. An invocation whose lease has
 // ended cannot overwrite the record of the one that took its key over:
 // completion is conditioned on the token.
 //
-// A duplicate of a COMPLETE record gets the stored response; the handler is
+// A duplicate of a COMPLETED record gets the stored response; the handler is
 // not called and the event is not decoded into its type. A duplicate of a
-// live IN_PROGRESS record gets an [*InProgressError]; once the lease has
+// live INPROGRESS record gets an [*InProgressError]; once the lease has
 // ended, the next duplicate takes the key over and runs the handler.
 //
 // If the handler returns an error, the record is deleted so that a retry
@@ -69,7 +69,7 @@
 // # What is stored
 //
 // A [Record] per key: its status, expiry, lease end and lease token, the
-// encoded response (COMPLETE only), and the payload hash when validation is
+// encoded response (COMPLETED only), and the payload hash when validation is
 // on. The event itself is never stored.
 //
 // # Settings
@@ -97,7 +97,7 @@
 //
 // A [*Handler] and a wrapped function are safe for concurrent use; nothing
 // about an invocation outlives the call except its record and, with
-// [WithLocalCache], a mutex-guarded in-memory copy of COMPLETE records. The
+// [WithLocalCache], a mutex-guarded in-memory copy of COMPLETED records. The
 // package starts no goroutines: Lambda freezes the process between
 // invocations, so the cache checks expiry when it is read.
 package idempotency

@@ -11,7 +11,7 @@ import (
 )
 
 // This file is what happens to an invocation whose key another holds: a
-// COMPLETE record is replayed; an IN_PROGRESS one fails the duplicate at
+// COMPLETED record is replayed; an INPROGRESS one fails the duplicate at
 // once or makes it wait (WithWaitForInProgress), unless the holder has
 // ended without completing, which WithAbandonPolicy settles; an UNCERTAIN
 // one waits for WithReconcile's function or an operator.
@@ -41,7 +41,7 @@ func (e *engine) duplicate(ctx context.Context, existing *Record, hash string, p
 	return result{key: key, outcome: OutcomeStoreError}, &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("unknown status %q", existing.Status)}, false
 }
 
-// replay returns the response stored in rec, a COMPLETE record, after
+// replay returns the response stored in rec, a COMPLETED record, after
 // checking the payload. An error of the replay hook is a replay's.
 func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, error) {
 	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
@@ -118,12 +118,12 @@ func (p AbandonPolicy) String() string {
 	return fmt.Sprintf("AbandonPolicy(%d)", int(p))
 }
 
-// AbandonGrace is how long after an invocation's deadline its IN_PROGRESS
+// AbandonGrace is how long after an invocation's deadline its INPROGRESS
 // record is taken for abandoned under [AbandonBlock] and
 // [AbandonUncertain].
 const AbandonGrace = 5 * time.Second
 
-// holdUntil sets the lease of rec, a new IN_PROGRESS record of an
+// holdUntil sets the lease of rec, a new INPROGRESS record of an
 // invocation whose deadline is deadline: under AbandonRetry the lease ends
 // then, else it lasts until the record expires and the record keeps the
 // deadline.
@@ -135,7 +135,7 @@ func (e *engine) holdUntil(rec *Record, deadline time.Time) {
 	rec.LeaseEnd, rec.Deadline = rec.Expiry, deadline
 }
 
-// holderEnd is when the invocation holding the IN_PROGRESS record rec is
+// holderEnd is when the invocation holding the INPROGRESS record rec is
 // expected to end: its deadline when the record keeps one, else its
 // lease end.
 func holderEnd(rec *Record) time.Time {
@@ -145,7 +145,7 @@ func holderEnd(rec *Record) time.Time {
 	return rec.LeaseEnd
 }
 
-// abandoned reports whether the IN_PROGRESS record rec, live at now, is
+// abandoned reports whether the INPROGRESS record rec, live at now, is
 // held by an invocation that has ended.
 func abandoned(rec *Record, now time.Time) bool {
 	return !rec.Deadline.IsZero() && !now.Before(rec.Deadline.Add(AbandonGrace))
@@ -161,7 +161,7 @@ var (
 )
 
 // inProgress answers a duplicate whose key is held by rec, a live
-// IN_PROGRESS record, after the payload check. again reports that the key
+// INPROGRESS record, after the payload check. again reports that the key
 // may be free now (the record was released, or its lease ended while the
 // duplicate waited): the caller tries to acquire it.
 func (e *engine) inProgress(ctx context.Context, rec *Record, hash string, payload []byte, fn call, now time.Time) (res result, err error, again bool) {
@@ -215,7 +215,7 @@ func (e *engine) waitUntil(ctx context.Context, now time.Time) time.Time {
 	return now.Add(e.lease)
 }
 
-// abandoned answers a duplicate of rec, an IN_PROGRESS record whose
+// abandoned answers a duplicate of rec, an INPROGRESS record whose
 // invocation has ended without completing, under AbandonBlock or
 // AbandonUncertain. again reports that rec changed before it could be
 // marked UNCERTAIN: the caller looks at the key anew.

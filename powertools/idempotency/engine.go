@@ -70,7 +70,7 @@ type result struct {
 	key      string // "" when the invocation ran without idempotency
 	outcome  Outcome
 	// completedAt is, for a replay, when the replayed record became
-	// COMPLETE (zero when it does not say).
+	// COMPLETED (zero when it does not say).
 	completedAt time.Time
 	// handler is how long the user's code ran, when it ran.
 	handler time.Duration
@@ -347,7 +347,7 @@ func missing(v any, multi bool) bool {
 // hold keeps the key of a handler whose outcome is uncertain: the record
 // becomes UNCERTAIN, with its lease token and no lease, until it expires or
 // is reconciled. The handler's staged writes, if any, are not committed:
-// the store commits them only with a COMPLETE record.
+// the store commits them only with a COMPLETED record.
 func (e *engine) hold(ctx context.Context, l *lease) {
 	rec := &l.rec
 	*rec = Record{
@@ -358,7 +358,7 @@ func (e *engine) hold(ctx context.Context, l *lease) {
 		PayloadHash: rec.PayloadHash,
 	}
 	if err := e.store.Complete(ctx, rec); err != nil {
-		e.log().ErrorContext(ctx, "idempotency: could not mark the outcome UNCERTAIN; the key stays IN_PROGRESS until the lease ends, and the handler RUNS AGAIN after it", "key", rec.Key, "lease_end", l.leaseEnd, "error", err)
+		e.log().ErrorContext(ctx, "idempotency: could not mark the outcome UNCERTAIN; the key stays INPROGRESS until the lease ends, and the handler RUNS AGAIN after it", "key", rec.Key, "lease_end", l.leaseEnd, "error", err)
 	}
 }
 
@@ -375,7 +375,7 @@ func (e *engine) invocation(ctx context.Context, l *lease) context.Context {
 // made even when the invocation's context is done, because the effect has
 // happened, and a record of it is worth more than promptness. That holds
 // for a context still live too: its deadline can pass while the write is
-// on its way, and a cancelled COMPLETE leaves the key to the next
+// on its way, and a cancelled COMPLETED leaves the key to the next
 // duplicate (dynamo's TestDeadlineDuringComplete).
 func writeContext(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
@@ -445,7 +445,7 @@ func notStoredReason(err error) string {
 	return ReasonTooLarge
 }
 
-// notCommitted ends an invocation whose staged writes and COMPLETE record
+// notCommitted ends an invocation whose staged writes and COMPLETED record
 // the store did not commit, or cannot tell whether it did.
 func (e *engine) notCommitted(ctx context.Context, l *lease, commit *CommitError) (Outcome, error) {
 	key := l.rec.Key
@@ -459,12 +459,12 @@ func (e *engine) notCommitted(ctx context.Context, l *lease, commit *CommitError
 		e.log().ErrorContext(ctx, "idempotency: the lease was lost before the commit: NOTHING WAS COMMITTED, neither the handler's staged writes nor its response; another invocation holds the key", "key", key, "error", commit)
 		return OutcomeLeaseLost, &PersistenceError{Op: "complete", Key: key, Err: commit}
 	default:
-		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETE if they were, else it runs again once the lease ends", "key", key, "error", commit)
+		e.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETED if they were, else it runs again once the lease ends", "key", key, "error", commit)
 	}
 	return OutcomeStoreError, &PersistenceError{Op: "complete", Key: key, Err: commit}
 }
 
-// release deletes the IN_PROGRESS record so that a retry can run the
+// release deletes the INPROGRESS record so that a retry can run the
 // handler. If that fails the lease still ends on its own.
 func (e *engine) release(ctx context.Context, l *lease) {
 	if err := e.store.Release(ctx, l.rec.Key, l.rec.LeaseToken); err != nil {
@@ -523,8 +523,8 @@ func mayPass(err error) bool {
 
 // lease is what one invocation holds while it owns a key.
 //
-// The record is IN_PROGRESS as Acquire (or Reclaim) wrote it, then becomes
-// in place the COMPLETE (or UNCERTAIN) record given to Complete: a Store
+// The record is INPROGRESS as Acquire (or Reclaim) wrote it, then becomes
+// in place the COMPLETED (or UNCERTAIN) record given to Complete: a Store
 // keeps no *Record it is given (see [Store]), so one record serves both
 // writes.
 type lease struct {

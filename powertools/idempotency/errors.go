@@ -284,7 +284,7 @@ func (e *UncertainError) Error() string {
 func (e *UncertainError) Unwrap() error { return e.Err }
 
 // CommitError is what the Complete of a Store that commits an invocation's
-// staged writes with its COMPLETE record (an [Invoker]) returns when they
+// staged writes with its COMPLETED record (an [Invoker]) returns when they
 // were not committed, or when it cannot tell whether they were. The
 // middleware acts on State, and Err is why.
 type CommitError struct {
@@ -294,7 +294,7 @@ type CommitError struct {
 }
 
 // CommitState is what became of an invocation's staged writes and its
-// COMPLETE record when they could not be committed.
+// COMPLETED record when they could not be committed.
 type CommitState int
 
 const (
@@ -308,8 +308,8 @@ const (
 	// returns a [*PersistenceError].
 	CommitLeaseLost
 	// CommitUnknown: the request failed and the record could not be read
-	// back. The record tells later: COMPLETE if the writes were
-	// committed, IN_PROGRESS until its lease ends if not. The middleware
+	// back. The record tells later: COMPLETED if the writes were
+	// committed, INPROGRESS until its lease ends if not. The middleware
 	// keeps it and returns a [*PersistenceError].
 	CommitUnknown
 )

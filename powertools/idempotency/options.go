@@ -109,7 +109,7 @@ func WithKeyRequired(required bool) Option {
 }
 
 // WithExpiresAfter sets how long a completed response is replayed, counted
-// from the end of the handler; it also bounds how long an IN_PROGRESS record
+// from the end of the handler; it also bounds how long an INPROGRESS record
 // can block its key. It must be at least a second, the precision at which
 // stores keep expiry.
 //
@@ -130,7 +130,7 @@ func WithLease(d time.Duration) Option {
 	return func(o *options) { o.lease = d; o.set("WithLease") }
 }
 
-// WithLocalCache keeps up to size COMPLETE records in memory, so that a
+// WithLocalCache keeps up to size COMPLETED records in memory, so that a
 // duplicate seen by the same execution environment is answered without a
 // store call. Entries expire with their records and are checked against
 // payload validation like a stored record. Zero turns the cache off; a
@@ -271,7 +271,7 @@ func WithDisabled(disabled bool) Option {
 // WithAbandonPolicy sets what becomes of a key whose invocation ended
 // without completing or releasing it: see [AbandonPolicy].
 //
-// Under [AbandonBlock] and [AbandonUncertain] the IN_PROGRESS record's
+// Under [AbandonBlock] and [AbandonUncertain] the INPROGRESS record's
 // lease lasts until it expires, so that no store hands the key over, and
 // the record keeps the invocation's deadline ([Record.Deadline]) to tell a
 // holder that is running from one that is gone. A record is taken for
@@ -284,7 +284,7 @@ func WithAbandonPolicy(p AbandonPolicy) Option {
 	return func(o *options) { o.abandon = p; o.set("WithAbandonPolicy") }
 }
 
-// WithWaitForInProgress makes a duplicate that meets a live IN_PROGRESS
+// WithWaitForInProgress makes a duplicate that meets a live INPROGRESS
 // record wait for it instead of failing at once with an
 // [*InProgressError]: it reads the record again, with a consistent read,
 // after 50 ms, then after twice as long each time (give or take a quarter,
@@ -327,7 +327,7 @@ func WithLeaseBeyondDeadline(d time.Duration) Option {
 // fn asks the downstream, by that key (the one the handler passed on, from
 // [KeyFromContext]), what happened:
 //
-//   - it happened: return its result and true. The record becomes COMPLETE
+//   - it happened: return its result and true. The record becomes COMPLETED
 //     with that result, encoded as the handler's would be, and the
 //     duplicate gets it; the handler does not run.
 //   - it did not: return false. The handler runs, once, under the same

@@ -30,21 +30,21 @@ type Record struct {
 	// taken again, and DynamoDB's TTL may delete the item. Stored with
 	// second precision.
 	Expiry time.Time
-	// LeaseEnd is when the lease of an IN_PROGRESS record ends: after it,
+	// LeaseEnd is when the lease of an INPROGRESS record ends: after it,
 	// another invocation may take the record over. Stored with millisecond
 	// precision.
 	LeaseEnd time.Time
-	// Deadline is the deadline of the invocation holding an IN_PROGRESS
+	// Deadline is the deadline of the invocation holding an INPROGRESS
 	// record whose lease outlasts it (see [WithAbandonPolicy]): past it,
 	// and [AbandonGrace], the invocation is gone. Stored with millisecond
 	// precision; zero otherwise.
 	Deadline time.Time
 	// LeaseToken is a value unique to the invocation (32 hex digits) written
-	// with the IN_PROGRESS record.
+	// with the INPROGRESS record.
 	// Completing and releasing the record are conditioned on it, so an
 	// invocation that lost its lease cannot touch the new owner's record.
 	LeaseToken string
-	// Response is the handler's encoded response (COMPLETE only).
+	// Response is the handler's encoded response (COMPLETED only).
 	Response []byte
 	// ResponseOmitted reports that the handler succeeded but its response
 	// was not stored (too large, or refused by the store for another
@@ -59,16 +59,16 @@ type Record struct {
 	// PayloadHash is the hash of the validated part of the event, when
 	// payload validation is on.
 	PayloadHash string
-	// CompletedAt is when the record became COMPLETE: how old a replayed
+	// CompletedAt is when the record became COMPLETED: how old a replayed
 	// response is. Stored with millisecond precision; zero on other
 	// records, and on records of writers that do not store it.
 	CompletedAt time.Time
 }
 
-// Live reports whether r still holds its key at now: a COMPLETE or
-// UNCERTAIN record until its expiry, an IN_PROGRESS record until its lease
+// Live reports whether r still holds its key at now: a COMPLETED or
+// UNCERTAIN record until its expiry, an INPROGRESS record until its lease
 // or its expiry ends, whichever comes first. A zero Expiry never ends; an
-// IN_PROGRESS record with a zero LeaseEnd is not live. A Store's Acquire
+// INPROGRESS record with a zero LeaseEnd is not live. A Store's Acquire
 // writes over exactly the records that are not live at the now it is
 // given, comparing the times as it stores them (DynamoDB's: Expiry in
 // whole seconds, LeaseEnd in whole milliseconds, for which these

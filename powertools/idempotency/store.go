@@ -14,15 +14,15 @@ import (
 //
 // A Store must not keep, or change, a *Record it is given once the call
 // returns, as an io.Writer must not keep p: the middleware reuses the
-// IN_PROGRESS record it gave Acquire as the COMPLETE record it gives
+// INPROGRESS record it gave Acquire as the COMPLETED record it gives
 // Complete. A record a Store returns is the caller's.
 //
 // The conformance suite in idempotencytest ([idempotencytest.TestStore])
 // checks a Store against these rules.
 type Store interface {
-	// Acquire writes rec, an IN_PROGRESS record, unless a live record holds
+	// Acquire writes rec, an INPROGRESS record, unless a live record holds
 	// rec.Key at now ([Record.Live]: while now is before its Expiry and,
-	// for IN_PROGRESS, before its LeaseEnd). Acquire returns (nil, nil) when
+	// for INPROGRESS, before its LeaseEnd). Acquire returns (nil, nil) when
 	// rec was written, and the live record (with a nil error) when one
 	// exists. A retried Acquire whose earlier attempt wrote rec, its reply
 	// lost, may return that record: it carries rec.LeaseToken, and the
@@ -30,7 +30,7 @@ type Store interface {
 	// a [*CorruptedRecordError].
 	Acquire(ctx context.Context, rec *Record, now time.Time) (existing *Record, err error)
 
-	// Complete replaces the record rec.Key with rec (status COMPLETE) when
+	// Complete replaces the record rec.Key with rec (status COMPLETED) when
 	// the stored record carries rec.LeaseToken. Otherwise it returns
 	// [ErrLeaseLost]. Completing a record already completed with the same
 	// token succeeds, so that a retried request is harmless. When rec is
@@ -56,7 +56,7 @@ type Store interface {
 }
 
 // Invoker is an optional interface of a [Store] that commits an
-// invocation's own writes together with its COMPLETE record, as
+// invocation's own writes together with its COMPLETED record, as
 // github.com/gopowertools/lambda/dynamo.Store does with one
 // TransactWriteItems.
 //

@@ -40,7 +40,7 @@ type suite struct {
 	key   string
 }
 
-// inProgress returns an IN_PROGRESS record for s.key under token, with a
+// inProgress returns an INPROGRESS record for s.key under token, with a
 // lease of lease and an expiry of one hour from s.now.
 func (s *suite) inProgress(token string, lease time.Duration) *idempotency.Record {
 	return &idempotency.Record{

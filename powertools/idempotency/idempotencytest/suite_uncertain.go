@@ -83,10 +83,10 @@ var uncertainCases = []struct {
 		next.Status = idempotency.StatusUncertain
 		s.wantErr("Reclaim of a missing record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
 		s.mustAcquire(rec)
-		s.wantErr("Reclaim of an IN_PROGRESS record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
+		s.wantErr("Reclaim of an INPROGRESS record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
 		done := completed(rec, `"ok"`)
 		s.complete(done)
-		s.wantErr("Reclaim of a COMPLETE record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
+		s.wantErr("Reclaim of a COMPLETED record", u.Reclaim(s.t.Context(), next, "a"), idempotency.ErrLeaseLost)
 		s.wantStored(done)
 	}},
 }

@@ -78,7 +78,7 @@
 //
 // An object is written before the record that points to it, so a process
 // that dies between the two leaves an object that no record points to,
-// never a record that points to nothing: the record stays IN_PROGRESS
+// never a record that points to nothing: the record stays INPROGRESS
 // until its lease ends, duplicates get an [*idempotency.InProgressError]
 // until then, and the next one runs the handler again, as when a process
 // dies after its handler returns without this package. A lifecycle rule

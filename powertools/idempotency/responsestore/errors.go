@@ -15,7 +15,7 @@ import (
 // then completes the record without it, as it does with any response too
 // large to store. The handler's effect is thus recorded, duplicates get a
 // [*idempotency.ResponseNotStoredError], and the handler does not run
-// again, rather than the record staying IN_PROGRESS until its lease ends
+// again, rather than the record staying INPROGRESS until its lease ends
 // and a duplicate running the handler a second time. A response is never
 // stored in the clear because encryption failed.
 type ResponseError struct {

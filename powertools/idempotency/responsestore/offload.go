@@ -32,7 +32,7 @@ var _ S3Client = (*s3.Client)(nil)
 // The record key is hashed because it may be longer than S3's 1,024-byte
 // limit on keys, and a hash spreads keys over S3's partitions. The lease
 // token and the body's hash make the key unique to what is written: a
-// COMPLETE write that is tried again after a failure, with a body
+// COMPLETED write that is tried again after a failure, with a body
 // encrypted anew, writes its own object, and never replaces the object
 // that an earlier attempt's record, if it was written after all, points
 // to.
