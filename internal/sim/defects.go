@@ -46,7 +46,7 @@ var Defects = []Defect{
 	{
 		Name:      "replay-without-payload-check",
 		File:      "powertools/idempotency/duplicate.go",
-		Old:       "if e.validation == nil || rec.PayloadHash == hash {",
+		Old:       "if e.validation == nil || rec.PayloadHash == hash || (rec.Status == StatusInProgress && rec.PayloadHash == \"\") {",
 		New:       "if true {",
 		Store:     StoreDynamo,
 		Invariant: invPayload,
@@ -57,7 +57,7 @@ var Defects = []Defect{
 		File: "dynamo/commit.go",
 		Old: `	if s.completedBy(ctx, rec, old) {
 		// An earlier attempt of this very transaction was applied and its
-		// reply lost; the SDK's retry found the record COMPLETE.
+		// reply lost; the SDK's retry found the record COMPLETED.
 		return nil
 	}`,
 		New: `	if s.completedBy(ctx, rec, old) {
