@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gopowertools/lambda/internal/testenv"
@@ -258,5 +259,54 @@ func TestKeysRefusedForTypeScript(t *testing.T) {
 	}
 	if _, _, err := h.KeyOf([]byte(`{"İ":1,"i":2}`)); err != nil {
 		t.Fatalf("KeyOf of distinct lowercase names: %v", err)
+	}
+}
+
+// TestRefusedValuesMergeInPowertools takes pairs of events that Go
+// refuses, and shows on the real runtimes why: Powertools gives both one
+// key, or one payload hash, so that its function would answer the second
+// with the first one's response. TypeScript leaves a member named
+// __proto__ out of the text it hashes; both write every infinity that
+// sum reaches alike (Python as Infinity, TypeScript as null).
+func TestRefusedValuesMergeInPowertools(t *testing.T) {
+	pairs := []struct {
+		name   string
+		modes  []idempotency.Compatibility
+		a, b   keyCase
+		sameAs func(a, b keyResult) bool
+	}{
+		{
+			name:   "__proto__",
+			modes:  []idempotency.Compatibility{idempotency.PowertoolsTypeScript},
+			a:      keyCase{Event: `{"a":{"id":"x","__proto__":1}}`, Expr: "a", Hash: "md5"},
+			b:      keyCase{Event: `{"a":{"id":"x","__proto__":2}}`, Expr: "a", Hash: "md5"},
+			sameAs: func(a, b keyResult) bool { return a.Key != "" && a.Key == b.Key },
+		},
+		{
+			name:   "sum to infinity",
+			modes:  []idempotency.Compatibility{idempotency.PowertoolsPython, idempotency.PowertoolsTypeScript},
+			a:      keyCase{Event: `{"id":"x","a":[1e308,1e308]}`, Expr: "id", Validation: "sum(a)", Hash: "md5"},
+			b:      keyCase{Event: `{"id":"x","a":[1.5e308,1e308]}`, Expr: "id", Validation: "sum(a)", Hash: "md5"},
+			sameAs: func(a, b keyResult) bool { return a.Payload != "" && a.Key == b.Key && a.Payload == b.Payload },
+		},
+	}
+	for _, rt := range runtimes(t) {
+		t.Run(rt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, p := range pairs {
+				if !slices.Contains(p.modes, rt.compat) {
+					continue
+				}
+				theirs := batch[keyCase, keyResult](t, rt, "keys", []keyCase{p.a, p.b})
+				if !p.sameAs(theirs[0], theirs[1]) {
+					t.Errorf("%s: %s keeps the two apart: %+v, %+v", p.name, rt.name, theirs[0], theirs[1])
+				}
+				for _, r := range goKeys(t, rt.compat, []keyCase{p.a, p.b}) {
+					if r.Error == "" {
+						t.Errorf("%s: Go keys %+v, want a refusal", p.name, r)
+					}
+				}
+			}
+		})
 	}
 }

@@ -42,17 +42,17 @@ func TestPythonJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := appendPython(nil, v)
+		got, err := python.text(v)
 		if err != nil || string(got) != tc.want {
-			t.Errorf("appendPython(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+			t.Errorf("Python text of %s = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
 	// json.loads refuses an integer of more than 4300 digits.
-	if _, err := appendPython(nil, json.Number(strings.Repeat("9", 4301))); err == nil {
-		t.Error("appendPython of a 4301-digit integer succeeded")
+	if _, err := python.text(json.Number(strings.Repeat("9", 4301))); err == nil {
+		t.Error("Python text of a 4301-digit integer succeeded")
 	}
-	if _, err := appendPython(nil, json.Number(strings.Repeat("9", 4300))); err != nil {
-		t.Errorf("appendPython of a 4300-digit integer: %v", err)
+	if _, err := python.text(json.Number(strings.Repeat("9", 4300))); err != nil {
+		t.Errorf("Python text of a 4300-digit integer: %v", err)
 	}
 }
 
@@ -70,9 +70,9 @@ func TestTypeScriptJSON(t *testing.T) {
 		{`1e-7`, `1e-7`},
 		{`123e-20`, `1.23e-18`},
 		{`"é😀\u007f/\"\\\n\u2028\u0001<&>"`, "\"é😀\u007f/\\\"\\\\\\n\u2028\\u0001<&>\""},
-		// Array indexes first, numerically; "4294967295" is not one;
-		// __proto__ dropped; the rest by lowercase, as UTF-16.
-		{`{"b":1,"__proto__":{"x":1},"10":2,"2":3,"A":4,"a0":5,"4294967295":6,"4294967294":7}`, `{"2":3,"10":2,"4294967294":7,"4294967295":6,"A":4,"a0":5,"b":1}`},
+		// Array indexes first, numerically; "4294967295" is not one; the
+		// rest by lowercase, as UTF-16.
+		{`{"b":1,"10":2,"2":3,"A":4,"a0":5,"4294967295":6,"4294967294":7}`, `{"2":3,"10":2,"4294967294":7,"4294967295":6,"A":4,"a0":5,"b":1}`},
 		// İ lowercases to "i̇", a final Σ to ς.
 		{`{"ΑΣ!":1,"ασ":2,"İ":3,"i!":4}`, `{"i!":4,"İ":3,"ΑΣ!":1,"ασ":2}`},
 		// UTF-16 order: U+E000 after an astral character's surrogates.
@@ -83,13 +83,83 @@ func TestTypeScriptJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := appendTypeScript(nil, v)
+		got, err := typeScript.text(v)
 		if err != nil || string(got) != tc.want {
-			t.Errorf("appendTypeScript(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+			t.Errorf("TypeScript text of %s = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
-	if _, err := appendTypeScript(nil, map[string]any{"İ": 1, "i\u0307": 2}); err == nil {
-		t.Error("appendTypeScript of two names with one lowercase form succeeded")
+	if _, err := typeScript.text(map[string]any{"İ": 1, "i\u0307": 2}); err == nil {
+		t.Error("TypeScript text of two names with one lowercase form succeeded")
+	}
+}
+
+var (
+	python     = Format{Mode: Python}
+	typeScript = Format{Mode: TypeScript}
+)
+
+// TestTypeScriptProto checks that a member named __proto__, which
+// Powertools TypeScript leaves out of the text it hashes (deepSort's
+// assignment sets the prototype), is refused, at any depth: two values
+// that differ in it would share a hash.
+func TestTypeScriptProto(t *testing.T) {
+	for _, doc := range []string{`{"__proto__":1}`, `{"__proto__":2,"a":1}`, `{"a":[{"__proto__":{}}]}`} {
+		v, err := decodeJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, err := typeScript.Digest(v); !errors.Is(err, errTypeScriptProto) {
+			t.Errorf("TypeScript digest of %s = %q, %v; want a refusal of __proto__", doc, d, err)
+		}
+		// Another name is no member of Object.prototype's.
+		if _, err := python.Digest(v); err != nil {
+			t.Errorf("Python digest of %s: %v", doc, err)
+		}
+	}
+}
+
+// TestNotFiniteRefused checks that an infinity or NaN, which sum and avg
+// reach (sum([1e308, 1e308])), is refused in every format: Python writes
+// Infinity for all that overflow, TypeScript null for them and NaN, and
+// encoding/json refuses them.
+func TestNotFiniteRefused(t *testing.T) {
+	for _, f := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+		for _, format := range []Format{{}, python, typeScript} {
+			v := []any{"x", map[string]any{"sum": f}}
+			d, err := format.Digest(v)
+			if err == nil {
+				t.Errorf("%v digest of %v = %q, want a refusal", format.Mode, f, d)
+			}
+			if e, ok := err.(*InexactError); format.Mode != Own && (!ok || e.Path != "[1].sum") {
+				t.Errorf("%v digest of %v: %v; want an *InexactError at [1].sum", format.Mode, f, err)
+			}
+		}
+	}
+}
+
+// TestInvalidTextRefused checks that a string that is not UTF-8, as a
+// custom JMESPath function may return (an unhex of ff01 and of fe01), is
+// refused in every format, as a value and as a member name, where each
+// would write U+FFFD and the two would share a hash.
+func TestInvalidTextRefused(t *testing.T) {
+	for _, v := range []any{
+		"\xff\x01", "\xfe\x01",
+		[]any{"ok", "a\xffb"},
+		map[string]any{"id": "\xc3"},
+		map[string]any{"\xff": 1},
+	} {
+		for _, format := range []Format{{}, python, typeScript} {
+			d, err := format.Digest(v)
+			if _, ok := err.(*InvalidTextError); !ok {
+				t.Errorf("%v digest of %#v = %q, %v; want an *InvalidTextError", format.Mode, v, d, err)
+			}
+		}
+	}
+	// U+FFFD itself is text.
+	for _, format := range []Format{{}, python, typeScript} {
+		if _, err := format.Digest("\ufffd"); err != nil {
+			t.Errorf("%v digest of U+FFFD: %v", format.Mode, err)
+		}
 	}
 }
 
@@ -103,7 +173,8 @@ func TestCompatibleKeys(t *testing.T) {
 		want   string
 	}{
 		{Format{Mode: Python}, "fn.__main__.lambda_handler", `"x"`, "fn.__main__.lambda_handler#3fbf839fa0e778a20326ddc34f5cd588"},
-		{Format{Mode: TypeScript}, "fn", `{"b":1,"__proto__":{"x":1},"10":2,"2":3,"A":4,"a0":5,"4294967295":6,"4294967294":7}`, "fn#0Pt7qZ62oi88FWzlUDXjHA=="},
+		// Powertools left out a member "__proto__":{"x":1}, which Go refuses.
+		{Format{Mode: TypeScript}, "fn", `{"b":1,"10":2,"2":3,"A":4,"a0":5,"4294967295":6,"4294967294":7}`, "fn#0Pt7qZ62oi88FWzlUDXjHA=="},
 		{Format{Mode: TypeScript}, "p", `"x"`, "p#P7+Dn6DneKIDJt3DT1zViA=="},
 	}
 	for _, tc := range tests {

@@ -11,9 +11,11 @@
 // HTML escaping off: object keys sorted by their UTF-8 bytes, at every
 // depth; no insignificant whitespace; numbers kept as written
 // (json.Number), so 1 and 1.0 are different keys, as they are different
-// text in the event. FuzzCanonicalJSON checks that it holds the whole
-// value and is a fixed point. The Powertools modes hash another text: see
-// python.go and typescript.go.
+// text in the event. FuzzCanonicalJSON checks that it is what
+// encoding/json writes, holds the whole value and is a fixed point. The
+// Powertools modes hash another text: see python.go and typescript.go.
+// In every format, a string that is not UTF-8 is refused, since each
+// would write it as U+FFFD.
 package keyformat
 
 import (
@@ -29,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 )
@@ -78,18 +81,18 @@ func defaultHash(m Mode) crypto.Hash {
 
 // Digest returns the digest of v's text: the payload hash, and the part
 // of the key after "#". v is what a JMESPath search returns on a decoded
-// event, or any value encoding/json can encode.
+// event, or any value encoding/json can encode. The text goes to the hash
+// a piece at a time (see textWriter). A string that is not UTF-8 is
+// refused with an *InvalidTextError.
 func (f Format) Digest(v any) (string, error) {
-	text, err := f.text(v)
-	if err != nil {
-		return "", err
-	}
 	h := f.Hash
 	if h == 0 {
 		h = defaultHash(f.Mode)
 	}
 	d := h.New()
-	d.Write(text)
+	if err := f.write(d, v); err != nil {
+		return "", err
+	}
 	sum := d.Sum(nil)
 	if f.Mode == TypeScript {
 		return base64.StdEncoding.EncodeToString(sum), nil // hash.digest('base64')
@@ -106,35 +109,44 @@ func (f Format) Key(prefix string, v any) (string, error) {
 	return prefix + "#" + d, nil
 }
 
-// text returns the text of v that f hashes.
-func (f Format) text(v any) ([]byte, error) {
+// write writes the text of v that f hashes to w.
+func (f Format) write(w io.Writer, v any) error {
 	v, err := asDecoded(v)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	t := textWriter{w: w}
 	switch f.Mode {
 	case Python:
-		return appendPython(nil, v)
+		err = t.python(v)
 	case TypeScript:
-		return appendTypeScript(nil, v)
+		err = t.typeScript(v)
+	default:
+		err = t.canonical(v)
 	}
-	return Encode(v)
+	if err == nil {
+		t.flush()
+	}
+	return err
+}
+
+// text returns the text of v that f hashes.
+func (f Format) text(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := f.write(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // canonical returns v's canonical JSON: what encoding/json writes for the
 // value it decodes from v (see asDecoded), without HTML escaping, which
 // sorts object keys by their UTF-8 bytes.
-func canonical(v any) ([]byte, error) {
-	v, err := asDecoded(v)
-	if err != nil {
-		return nil, err
-	}
-	return Encode(v)
-}
+func canonical(v any) ([]byte, error) { return Format{}.text(v) }
 
 // Encode writes v as encoding/json does, without HTML escaping and
 // without a final newline: as aws-lambda-go encodes a response, and as a
-// key's canonical text is written. It is the module's one such encoder.
+// key's canonical text reads. It is the module's one such encoder.
 func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -147,7 +159,8 @@ func Encode(v any) ([]byte, error) {
 
 // asDecoded returns v as encoding/json decodes it: v itself when it is
 // made of what encoding/json decodes, else v read back from its canonical
-// JSON (a struct becomes an object, its fields in key order).
+// JSON (a struct becomes an object, its fields in key order), refusing
+// text that it could not encode faithfully.
 func asDecoded(v any) (any, error) {
 	if decoded(v) {
 		return v, nil
@@ -156,7 +169,36 @@ func asDecoded(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ReplacedText(b) {
+		return nil, &InvalidTextError{Path: "@"}
+	}
 	return decodeJSON(b)
+}
+
+// ReplacedText reports whether b, as json.Marshal wrote it, holds a
+// \ufffd escape. encoding/json writes one for each byte of invalid UTF-8
+// in a Go string, and writes a real U+FFFD as its UTF-8 bytes: the escape
+// marks text it could not encode, which would make values that differ one
+// text. (A json.RawMessage or a MarshalJSON method that writes the escape
+// itself is refused too.)
+func ReplacedText(b []byte) bool {
+	const escape = `\ufffd`
+	for i := 0; ; i++ {
+		j := bytes.Index(b[i:], []byte(escape))
+		if j < 0 {
+			return false
+		}
+		i += j
+		// The backslash starts an escape unless an odd run of
+		// backslashes, escapes of their own, stands before it.
+		n := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return true
+		}
+	}
 }
 
 // decoded reports whether v is made only of the values encoding/json

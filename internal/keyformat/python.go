@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,8 +12,8 @@ import (
 // The Python key hashes what Powertools for AWS Lambda (Python)
 // hashes: json.dumps(value, sort_keys=True) of the value its JMESPath search
 // returns on the event as json.loads decoded it (persistence/base.py,
-// _generate_hash). appendPython writes that text from the value our search
-// returns on the raw event, byte for byte:
+// _generate_hash). textWriter.python writes that text from the value our
+// search returns on the raw event, byte for byte:
 //
 //   - json.loads makes a number with a fraction or an exponent a float,
 //     any other an int: 1.0 stays 1.0, 1e2 becomes 100.0, and -0 becomes 0.
@@ -28,6 +27,8 @@ import (
 //     digits, a surrogate pair above U+FFFF.
 //   - Object members are sorted by code point, which is the order of their
 //     UTF-8 bytes; ", " separates items and ": " a name from its value.
+//   - A float64 that is not finite, as sum and avg can reach, is refused:
+//     json.dumps writes Infinity for every one that overflows.
 
 // pythonMaxIntDigits is Python's limit on the digits of an int read from
 // text (sys.int_info.default_max_str_digits, since 3.11 and in the
@@ -35,55 +36,59 @@ import (
 // longer integer, so the Python function could not have keyed it either.
 const pythonMaxIntDigits = 4300
 
-// appendPython appends v as Python's json.dumps(v, sort_keys=True) writes
-// the value json.loads gives for it. v is made of what encoding/json
-// decodes with UseNumber; a float64 (the result of a JMESPath function
-// such as avg) is written as a Python float.
-func appendPython(dst []byte, v any) ([]byte, error) {
+// python writes v as Python's json.dumps(v, sort_keys=True) writes the
+// value json.loads gives for it. v is made of what encoding/json decodes
+// with UseNumber; a float64 (the result of a JMESPath function such as
+// avg) is written as a Python float, and refused when it is not finite,
+// as infinities that sum or avg reach would share a hash.
+func (t *textWriter) python(v any) error {
+	var err error
 	switch v := v.(type) {
 	case nil:
-		return append(dst, "null"...), nil
+		t.buf = append(t.buf, "null"...)
 	case bool:
-		return strconv.AppendBool(dst, v), nil
+		t.buf = strconv.AppendBool(t.buf, v)
 	case string:
-		return appendPythonString(dst, v), nil
+		return t.pythonString(v)
 	case json.Number:
-		return appendPythonNumber(dst, string(v))
+		t.buf, err = appendPythonNumber(t.buf, string(v))
 	case float64:
-		return appendPythonFloat(dst, v), nil
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return &InexactError{Mode: Python, Path: "@", Number: strconv.FormatFloat(v, 'g', -1, 64)}
+		}
+		t.buf = appendPythonFloat(t.buf, v)
 	case []any:
-		dst = append(dst, '[')
+		t.buf = append(t.buf, '[')
 		for i, e := range v {
 			if i > 0 {
-				dst = append(dst, ", "...)
+				t.buf = append(t.buf, ", "...)
 			}
-			var err error
-			if dst, err = appendPython(dst, e); err != nil {
-				return nil, atIndex(err, i)
+			if err := t.python(e); err != nil {
+				return atIndex(err, i)
 			}
+			t.spill()
 		}
-		return append(dst, ']'), nil
+		t.buf = append(t.buf, ']')
 	case map[string]any:
-		names := make([]string, 0, len(v))
-		for name := range v {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		dst = append(dst, '{')
-		for i, name := range names {
+		t.buf = append(t.buf, '{')
+		for i, name := range sortedNames(v) {
 			if i > 0 {
-				dst = append(dst, ", "...)
+				t.buf = append(t.buf, ", "...)
 			}
-			dst = appendPythonString(dst, name)
-			dst = append(dst, ": "...)
-			var err error
-			if dst, err = appendPython(dst, v[name]); err != nil {
-				return nil, atMember(err, name)
+			if err := t.pythonString(name); err != nil {
+				return atMember(err, name)
 			}
+			t.buf = append(t.buf, ": "...)
+			if err := t.python(v[name]); err != nil {
+				return atMember(err, name)
+			}
+			t.spill()
 		}
-		return append(dst, '}'), nil
+		t.buf = append(t.buf, '}')
+	default:
+		return fmt.Errorf("idempotency: cannot write %T as Python's json.dumps", v)
 	}
-	return nil, fmt.Errorf("idempotency: cannot write %T as Python's json.dumps", v)
+	return err
 }
 
 // appendPythonNumber writes a JSON number as json.loads reads it and
@@ -238,57 +243,17 @@ func Digits(text string) (digits string, point int, ok bool) {
 	return digits, point, true
 }
 
-// atIndex and atMember prefix the Path of an *InexactError from an
-// array's element or an object's member with the element's index or the
-// member's name, as the error goes up through the value: the path is
-// built only on failure.
-func atIndex(err error, i int) error {
-	return atPath(err, "["+strconv.Itoa(i)+"]")
-}
+// pythonString writes s as json.dumps does with ensure_ascii.
+func (t *textWriter) pythonString(s string) error { return t.quote(s, appendPythonChars) }
 
-func atMember(err error, name string) error {
-	if !plainIdentifier(name) {
-		name = string(appendTypeScriptString(nil, name)) // a JMESPath quoted identifier is a JSON string
-	}
-	return atPath(err, name)
-}
-
-func atPath(err error, step string) error {
-	e, ok := err.(*InexactError)
-	if !ok {
-		return err
-	}
-	switch {
-	case e.Path == "@":
-		e.Path = step
-	case e.Path[0] == '[':
-		e.Path = step + e.Path
-	default:
-		e.Path = step + "." + e.Path
-	}
-	return e
-}
-
-// plainIdentifier reports whether name is a JMESPath unquoted identifier:
-// [A-Za-z_][A-Za-z0-9_]*.
-func plainIdentifier(name string) bool {
-	for i := range len(name) {
-		c := name[i]
-		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return name != ""
-}
-
-// appendPythonString writes s as json.dumps does with ensure_ascii.
-func appendPythonString(dst []byte, s string) []byte {
+// appendPythonChars appends the characters of s, which is UTF-8, as
+// json.dumps with ensure_ascii writes them inside a string.
+func appendPythonChars(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	escape := func(dst []byte, u rune) []byte {
 		return append(dst, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
 	}
-	dst = append(dst, '"')
-	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as json decoding made it
+	for _, r := range s {
 		if c := shortEscape(r); c != 0 {
 			dst = append(dst, '\\', c)
 			continue
@@ -304,7 +269,7 @@ func appendPythonString(dst []byte, s string) []byte {
 			dst = escape(dst, r)
 		}
 	}
-	return append(dst, '"')
+	return dst
 }
 
 // shortEscape is the letter of the two-character escape that JSON.stringify

@@ -17,9 +17,9 @@ import (
 // The TypeScript key hashes what Powertools for AWS Lambda
 // (TypeScript) hashes: JSON.stringify(deepSort(value)) of the value its
 // JMESPath search returns on the event as JSON.parse decoded it
-// (BasePersistenceLayer.getHashedIdempotencyKey). appendTypeScript writes
-// that text from the value our search returns on the raw event, byte for
-// byte:
+// (BasePersistenceLayer.getHashedIdempotencyKey). textWriter.typeScript
+// writes that text from the value our search returns on the raw event,
+// byte for byte:
 //
 //   - Every number is a double: 1.0 and 1e0 are 1, -0 is 0. A double is
 //     written as Number::toString writes it: the shortest digits that read
@@ -36,64 +36,80 @@ import (
 //     depends on the sort's steps: such a value is refused. Then, as for
 //     every JavaScript object, names that are array indexes ("0" to
 //     "4294967294", as written by String(n)) come first, in numeric order.
-//     A member named __proto__ is dropped: deepSort's assignment of it sets
-//     the new object's prototype instead of making a member.
+//     A member named __proto__ is refused: deepSort's assignment of it
+//     sets the new object's prototype instead of making a member, so that
+//     it would be left out of the text, and requests that differ in it
+//     would share a hash.
+//   - A float64 that is not finite, as sum and avg can reach, is refused:
+//     JSON.stringify writes null for all of them.
 
 // errTypeScriptOrder reports an object that Powertools TypeScript cannot
 // key deterministically.
 var errTypeScriptOrder = errors.New("two member names with the same lowercase form, which Powertools TypeScript orders unpredictably")
 
-// appendTypeScript appends v as JSON.stringify(deepSort(v)) writes the
-// value JSON.parse gives for it. v is made of what encoding/json decodes
-// with UseNumber.
-func appendTypeScript(dst []byte, v any) ([]byte, error) {
+// errTypeScriptProto reports a member that Powertools TypeScript leaves
+// out of the text it hashes.
+var errTypeScriptProto = errors.New("a member named __proto__, which Powertools TypeScript leaves out of the hash")
+
+// typeScript writes v as JSON.stringify(deepSort(v)) writes the value
+// JSON.parse gives for it. v is made of what encoding/json decodes with
+// UseNumber.
+func (t *textWriter) typeScript(v any) error {
 	switch v := v.(type) {
 	case nil:
-		return append(dst, "null"...), nil
+		t.buf = append(t.buf, "null"...)
 	case bool:
-		return strconv.AppendBool(dst, v), nil
+		t.buf = strconv.AppendBool(t.buf, v)
 	case string:
-		return appendTypeScriptString(dst, v), nil
+		return t.typeScriptString(v)
 	case json.Number:
 		// Every number is a double in JavaScript, integers too.
 		f, ok := exactDouble(string(v))
 		if !ok {
-			return nil, &InexactError{Mode: TypeScript, Path: "@", Number: string(v)}
+			return &InexactError{Mode: TypeScript, Path: "@", Number: string(v)}
 		}
-		return appendTypeScriptNumber(dst, f), nil
+		t.buf = appendTypeScriptNumber(t.buf, f)
 	case float64:
-		return appendTypeScriptNumber(dst, v), nil
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return &InexactError{Mode: TypeScript, Path: "@", Number: strconv.FormatFloat(v, 'g', -1, 64)}
+		}
+		t.buf = appendTypeScriptNumber(t.buf, v)
 	case []any:
-		dst = append(dst, '[')
+		t.buf = append(t.buf, '[')
 		for i, e := range v {
 			if i > 0 {
-				dst = append(dst, ',')
+				t.buf = append(t.buf, ',')
 			}
-			var err error
-			if dst, err = appendTypeScript(dst, e); err != nil {
-				return nil, atIndex(err, i)
+			if err := t.typeScript(e); err != nil {
+				return atIndex(err, i)
 			}
+			t.spill()
 		}
-		return append(dst, ']'), nil
+		t.buf = append(t.buf, ']')
 	case map[string]any:
 		names, err := typeScriptOrder(v)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		dst = append(dst, '{')
+		t.buf = append(t.buf, '{')
 		for i, name := range names {
 			if i > 0 {
-				dst = append(dst, ',')
+				t.buf = append(t.buf, ',')
 			}
-			dst = appendTypeScriptString(dst, name)
-			dst = append(dst, ':')
-			if dst, err = appendTypeScript(dst, v[name]); err != nil {
-				return nil, atMember(err, name)
+			if err := t.typeScriptString(name); err != nil {
+				return atMember(err, name)
 			}
+			t.buf = append(t.buf, ':')
+			if err := t.typeScript(v[name]); err != nil {
+				return atMember(err, name)
+			}
+			t.spill()
 		}
-		return append(dst, '}'), nil
+		t.buf = append(t.buf, '}')
+	default:
+		return fmt.Errorf("idempotency: cannot write %T as JSON.stringify", v)
 	}
-	return nil, fmt.Errorf("idempotency: cannot write %T as JSON.stringify", v)
+	return nil
 }
 
 // typeScriptOrder returns the names of obj in the order in which
@@ -107,9 +123,9 @@ func typeScriptOrder(obj map[string]any) ([]string, error) {
 	members := make([]member, 0, len(obj))
 	for name := range obj {
 		if name == "__proto__" {
-			continue
+			return nil, errTypeScriptProto
 		}
-		members = append(members, member{name, utf16.Encode([]rune(jsToLower(name))), arrayIndex(name)})
+		members = append(members, member{name, jsLowerUTF16(name), arrayIndex(name)})
 	}
 	slices.SortFunc(members, func(a, b member) int {
 		switch {
@@ -146,42 +162,53 @@ func arrayIndex(name string) int64 {
 	return int64(n)
 }
 
-// jsToLower is String.prototype.toLowerCase: each character's lowercase
-// mapping, but for the two that Unicode's SpecialCasing gives another
-// (without a language): U+0130 (İ) becomes "i\u0307", and Σ becomes a
-// final ς where it ends a word (the Final_Sigma condition).
-func jsToLower(s string) string {
-	runes := []rune(s)
-	var b strings.Builder
-	for i, r := range runes {
+// jsLowerUTF16 is String.prototype.toLowerCase of s, in UTF-16: each
+// character's lowercase mapping, but for the two that Unicode's
+// SpecialCasing gives another (without a language): U+0130 (İ) becomes
+// "i\u0307", and Σ becomes a final ς where it ends a word (the
+// Final_Sigma condition). It allocates the result alone, two bytes for
+// each byte of s at most.
+func jsLowerUTF16(s string) []uint16 {
+	out := make([]uint16, 0, len(s))
+	for i, r := range s {
 		switch {
 		case r == 'İ':
-			b.WriteString("i\u0307")
-		case r == 'Σ' && finalSigma(runes, i):
-			b.WriteRune('ς')
+			out = append(out, 'i', 0x307)
+		case r == 'Σ' && finalSigma(s, i):
+			out = append(out, 'ς')
 		default:
-			b.WriteRune(unicode.ToLower(r))
+			out = utf16.AppendRune(out, unicode.ToLower(r))
 		}
 	}
-	return b.String()
+	return out
 }
 
-// finalSigma reports whether runes[i] is preceded by a cased letter and
-// then only case-ignorable characters, and is not followed by case-ignorable
-// characters and then a cased letter (Unicode, Table 3-17).
-func finalSigma(runes []rune, i int) bool {
-	j := i - 1
-	for j >= 0 && caseIgnorable(runes[j]) {
-		j--
+// finalSigma reports whether the rune at s[i] is preceded by a cased
+// letter and then only case-ignorable characters, and is not followed by
+// case-ignorable characters and then a cased letter (Unicode, Table 3-17).
+func finalSigma(s string, i int) bool {
+	before := s[:i]
+	for {
+		r, n := utf8.DecodeLastRuneInString(before)
+		if n == 0 || !caseIgnorable(r) {
+			if n == 0 || !cased(r) {
+				return false
+			}
+			break
+		}
+		before = before[:len(before)-n]
 	}
-	if j < 0 || !cased(runes[j]) {
-		return false
+	_, n := utf8.DecodeRuneInString(s[i:])
+	for after := s[i+n:]; ; {
+		r, n := utf8.DecodeRuneInString(after)
+		if n == 0 {
+			return true
+		}
+		if !caseIgnorable(r) {
+			return !cased(r)
+		}
+		after = after[n:]
 	}
-	k := i + 1
-	for k < len(runes) && caseIgnorable(runes[k]) {
-		k++
-	}
-	return k == len(runes) || !cased(runes[k])
 }
 
 // cased is Unicode's Cased property.
@@ -243,11 +270,20 @@ func appendTypeScriptNumber(dst []byte, f float64) []byte {
 	return strconv.AppendInt(dst, int64(n-1), 10)
 }
 
-// appendTypeScriptString writes s as JSON.stringify does.
+// typeScriptString writes s as JSON.stringify does.
+func (t *textWriter) typeScriptString(s string) error { return t.quote(s, appendTypeScriptChars) }
+
+// appendTypeScriptString appends s as JSON.stringify writes it.
 func appendTypeScriptString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
-	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as json decoding made it
+	return append(appendTypeScriptChars(dst, s), '"')
+}
+
+// appendTypeScriptChars appends the characters of s as JSON.stringify
+// writes them inside a string.
+func appendTypeScriptChars(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	for _, r := range s {
 		switch c := shortEscape(r); {
 		case c != 0:
 			dst = append(dst, '\\', c)
@@ -257,5 +293,5 @@ func appendTypeScriptString(dst []byte, s string) []byte {
 			dst = utf8.AppendRune(dst, r)
 		}
 	}
-	return append(dst, '"')
+	return dst
 }

@@ -146,3 +146,36 @@ func TestCompatibilityInContext(t *testing.T) {
 		t.Errorf("outside an invocation: %v", got)
 	}
 }
+
+// TestTypeScriptProtoRefused keys on whole objects that differ only in a
+// member named __proto__, which Powertools TypeScript leaves out of the
+// text it hashes: they would share a key. In TypeScript mode each is
+// refused before any store call; the other formats key them apart.
+func TestTypeScriptProtoRefused(t *testing.T) {
+	events := []string{`{"order":{"id":"a","__proto__":1}}`, `{"order":{"id":"a","__proto__":2}}`}
+	var e echo
+	h := idempotency.Wrap(untouchedStore{t}, e.handle, idempotency.WithKeyPrefix(prefix),
+		idempotency.WithCompatibility(idempotency.PowertoolsTypeScript), idempotency.WithEventKey("order"))
+	for _, event := range events {
+		_, err := h.Invoke(context.Background(), []byte(event))
+		if ie, ok := errors.AsType[*idempotency.InvalidEventError](err); !ok || ie.Expression != "order" {
+			t.Errorf("%s: %v; want an *InvalidEventError for order", event, err)
+		}
+	}
+	if e.calls != 0 {
+		t.Errorf("the handler ran %d times", e.calls)
+	}
+	for _, compat := range []idempotency.Compatibility{idempotency.OwnFormat, idempotency.PowertoolsPython} {
+		e := echo{}
+		h := idempotency.Wrap(idempotencytest.NewStore(), e.handle, idempotency.WithKeyPrefix(prefix),
+			idempotency.WithCompatibility(compat), idempotency.WithEventKey("order"))
+		for _, event := range events {
+			if _, err := h.Invoke(context.Background(), []byte(event)); err != nil {
+				t.Errorf("%v, %s: %v", compat, event, err)
+			}
+		}
+		if e.calls != 2 {
+			t.Errorf("%v: the handler ran %d times, want twice", compat, e.calls)
+		}
+	}
+}

@@ -1,12 +1,13 @@
 package idempotency
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/gopowertools/lambda/internal/keyformat"
 )
 
 // WrapFunc makes fn idempotent on its argument, for an effect inside a
@@ -45,7 +46,7 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 		if err != nil {
 			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("encode the argument of %s: %w", name, err)}
 		}
-		if replacedText(arg) {
+		if keyformat.ReplacedText(arg) {
 			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
 		}
 		var out Out
@@ -73,32 +74,5 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 		res, out, err := call(ctx, in)
 		e.observe(ctx, start, res, err)
 		return out, err
-	}
-}
-
-// replacedText reports whether arg, as json.Marshal wrote it, holds a
-// \ufffd escape. encoding/json writes one for each byte of invalid UTF-8
-// in a Go string, and writes a real U+FFFD as its UTF-8 bytes: the escape
-// marks text it could not encode, which would give arguments that differ
-// one key. It is part of turning the argument into bytes, not of reading
-// them: those bytes must stand for the argument alone. (A json.RawMessage
-// or a MarshalJSON method that writes the escape itself is refused too.)
-func replacedText(arg []byte) bool {
-	const escape = `\ufffd`
-	for i := 0; ; i++ {
-		j := bytes.Index(arg[i:], []byte(escape))
-		if j < 0 {
-			return false
-		}
-		i += j
-		// The backslash starts an escape unless an odd run of
-		// backslashes, escapes of their own, stands before it.
-		n := 0
-		for k := i - 1; k >= 0 && arg[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return true
-		}
 	}
 }

@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -56,4 +57,48 @@ func TestJMESPathFunctions(t *testing.T) {
 			t.Errorf("New = %v, want a *ConfigError for WithEventKey wrapping *jmespath.UnknownFunctionError", err)
 		}
 	})
+}
+
+// unhex is a custom JMESPath function that decodes hex digits into text,
+// as a user might write it: bytes that are not UTF-8 become a string all
+// the same.
+var unhex = jmespath.Function{
+	Name:   "unhex",
+	Params: []jmespath.Param{{Types: jmespath.TypeString}},
+	Call: func(args []any) (any, error) {
+		b, err := hex.DecodeString(args[0].(string))
+		return string(b), err
+	},
+}
+
+// TestFunctionTextNotUTF8Refused keys on what a custom function returns:
+// ff01 and fe01 decode to bytes that are not UTF-8, which every format
+// would write as U+FFFD, giving the two one key. Each is refused before
+// any store call, as the library refuses such text everywhere else.
+func TestFunctionTextNotUTF8Refused(t *testing.T) {
+	for _, compat := range []idempotency.Compatibility{idempotency.OwnFormat, idempotency.PowertoolsPython, idempotency.PowertoolsTypeScript} {
+		for _, expr := range []string{"unhex(id)", "[unhex(id)]", "{k: unhex(id)}"} {
+			t.Run(compat.String()+" "+expr, func(t *testing.T) {
+				var e echo
+				h := idempotency.Wrap(untouchedStore{t}, e.handle, idempotency.WithKeyPrefix(prefix), idempotency.WithCompatibility(compat),
+					idempotency.WithJMESPathFunctions(unhex), idempotency.WithEventKey(expr))
+				for _, event := range []string{`{"id":"ff01"}`, `{"id":"fe01"}`} {
+					_, err := h.Invoke(context.Background(), []byte(event))
+					if ie, ok := errors.AsType[*idempotency.InvalidEventError](err); !ok || ie.Expression != expr {
+						t.Errorf("%s: %v; want an *InvalidEventError for %s", event, err, expr)
+					}
+				}
+				if e.calls != 0 {
+					t.Errorf("the handler ran %d times", e.calls)
+				}
+			})
+		}
+	}
+	// Text that is UTF-8 is keyed.
+	var e echo
+	h := idempotency.Wrap(idempotencytest.NewStore(), e.handle, idempotency.WithKeyPrefix(prefix),
+		idempotency.WithJMESPathFunctions(unhex), idempotency.WithEventKey("unhex(id)"))
+	if _, err := h.Invoke(context.Background(), []byte(`{"id":"c3a9"}`)); err != nil {
+		t.Errorf("é: %v", err)
+	}
 }

@@ -209,3 +209,33 @@ func TestInexactNumbersInFunctionArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestInfinitiesRefused validates on sum(), which overflows to infinity
+// for both events: Python would hash Infinity, TypeScript null, for
+// either, and the second would get the first's response. Each is refused
+// before any store call, naming the mode and the number, in every format
+// (the own format's encoding/json refuses infinities too).
+func TestInfinitiesRefused(t *testing.T) {
+	for _, compat := range append([]idempotency.Compatibility{idempotency.OwnFormat}, modes...) {
+		for _, validation := range []string{"sum(amounts)", "[sum(amounts), currency]", "{total: sum(amounts)}", "avg([sum(amounts), `1`])"} {
+			t.Run(compat.String()+" "+validation, func(t *testing.T) {
+				var e echo
+				h := idempotency.Wrap(untouchedStore{t}, e.handle, idempotency.WithKeyPrefix(prefix), idempotency.WithCompatibility(compat),
+					idempotency.WithEventKey("id"), idempotency.WithPayloadValidation(validation))
+				for _, event := range []string{`{"id":"a","amounts":[1e308,1e308]}`, `{"id":"a","amounts":[1.5e308,1e308],"currency":"EUR"}`} {
+					_, err := h.Invoke(context.Background(), []byte(event))
+					ie, ok := errors.AsType[*idempotency.InvalidEventError](err)
+					if !ok || ie.Expression != validation {
+						t.Errorf("%s: %v; want an *InvalidEventError for %s", event, err, validation)
+					}
+					if inexact, ok := errors.AsType[*idempotency.InexactNumberError](err); compat != idempotency.OwnFormat && (!ok || inexact.Compatibility != compat || inexact.Number != "+Inf") {
+						t.Errorf("%s: %v; want an *InexactNumberError of %v for +Inf", event, err, compat)
+					}
+				}
+				if e.calls != 0 {
+					t.Errorf("the handler ran %d times", e.calls)
+				}
+			})
+		}
+	}
+}

@@ -208,7 +208,8 @@ func WithLogger(l *slog.Logger) Option {
 // itself, as powertools_json does, must read it as the handler will, or the
 // key can read another request than the handler (docs/security.md).
 // Functions are given their arguments decoded; what they return is hashed
-// as the JSON encoding/json writes for it.
+// as the JSON encoding/json writes for it, and refused, as every format
+// would write it as U+FFFD, when it holds text that is not UTF-8.
 //
 // A malformed function, or an expression calling one that is not given,
 // fails the build with a [*ConfigError].
