@@ -1,5 +1,7 @@
 package jmespath
 
+import "github.com/gopowertools/lambda/internal/strictjson"
+
 type nodeKind uint8
 
 const (
@@ -55,9 +57,27 @@ type tree struct {
 	// would fill a struct field of that name from it (see strictField).
 	strict bool
 
-	// decodeLimit bounds what the Powertools functions decode (see
-	// WithDecodeLimit).
+	// decodeLimit is the budget of a search (see WithDecodeLimit).
 	decodeLimit int
+	// budget is what one search decodes within: set on the copy of the
+	// tree that the search evaluates (see within).
+	budget *strictjson.Budget
+}
+
+// within returns a copy of t that spends from b, for one search.
+func (t *tree) within(b *strictjson.Budget) *tree {
+	c := *t
+	c.budget = b
+	return &c
+}
+
+// spend spends n bytes from the search's budget, or refuses a search that
+// would go past it.
+func (t *tree) spend(n int) error {
+	if err := t.budget.Spend(n); err != nil {
+		return tooLarge("", err)
+	}
+	return nil
 }
 
 type sliceSpec struct {

@@ -22,15 +22,18 @@
 // it decodes as U+FFFD, a field looked up beside a name that folds to its
 // own. Where it answers, [Expression.Search] on the decoded document
 // answers the same. SearchJSON's documentation gives the rules. A chain
-// of fields, indexes and powertools_json calls at the start of an
-// expression, as in `powertools_json(body).items[*].sku`, is followed in
-// the raw bytes in one pass, decoding only what it selects; a chain
-// followed by a multi-select list of fields and indexes,
-// `powertools_json(body).[amount,currency]`, is followed as one path per
-// element. Other expressions decode the whole document first.
+// of fields, indexes, list projections and Powertools calls at the start
+// of an expression, as in `powertools_json(body).items[*].sku` or
+// `Records[*].powertools_json(powertools_base64_gzip(kinesis.data)).id`,
+// is followed in the raw bytes in one pass, decoding only what it
+// selects; so is a multi-select of such chains, at the root or after a
+// chain: `[customer_id, order_id]`,
+// `powertools_json(body).[amount,currency]`. Other expressions decode
+// the whole document first.
 //
 // [SearchJSONAll] evaluates several expressions on one document, read
-// once: an idempotency key and a payload-validation expression, say.
+// once, within one budget: an idempotency key and a payload-validation
+// expression, say.
 //
 // # Data
 //
@@ -55,19 +58,32 @@
 // Object wildcards (*), keys and values list an object's members in key
 // order, since Go maps keep no order.
 //
-// # Decode limit
+// # Decoding budget
 //
-// powertools_base64 and powertools_base64_gzip refuse to produce more
-// than the expression's decode limit, in bytes, and powertools_json to
-// decode a longer text, with an [*InvalidValueError] wrapping a
-// [*TooLargeError]: a few bytes of gzip can stand for gigabytes. base64's
-// output size is known before decoding, and the text's length before
-// powertools_json reads it; gzip stops decompressing one byte past the
-// limit. The limit is 16 MiB (16 << 20) unless [WithDecodeLimit] sets
-// another: above every AWS event payload (a Kinesis record holds up to
-// 10 MiB). It applies wherever the functions are called, Search and
-// SearchJSON alike, and to the documents SearchJSON decodes in the raw
-// bytes for a chain of powertools_json calls.
+// A search decodes within a budget of bytes, its decode limit: 16 MiB
+// (16 << 20) unless [WithDecodeLimit] sets another. All that it decodes
+// draws on it, counted as it is made, at the memory it takes: the output
+// of powertools_base64 and powertools_base64_gzip (and the gzip reader's
+// 48 KiB, and a copy of their input where SearchJSON reads it in the
+// bytes), the values that SearchJSON builds from the bytes and from the
+// documents that powertools_json decodes (the ones its paths select, or
+// the whole document where the expression needs it), and the lists and
+// objects that projections and multi-selects make. A string costs its
+// bytes and 16, a list 24 and 16 for each slot its growth allocates, an
+// object 48, then 288 at its first member and 192 for each past the
+// eighth, names' bytes included. A search that would go past its budget
+// is refused with an [*InvalidValueError] wrapping a [*TooLargeError],
+// before it allocates what it would need: base64's output size is known
+// before decoding, gzip stops decompressing where the budget ends, and a
+// document is counted while it is decoded, so that a few bytes of gzip
+// cannot stand for gigabytes, nor "{}," for the map and slot of 64 bytes
+// that each three of them would decode into. What a search allocates
+// stays within a small multiple of its budget: the idempotency package
+// states it and tests it. [SearchJSONAll] spends one budget, the least
+// of its expressions' limits, on all of them. The default holds every
+// payload AWS delivers read through a path to it (a Kinesis record holds
+// up to 10 MiB); a whole document costs 2.5 to 6 times its size in AWS's
+// sample events.
 //
 // # Errors
 //
@@ -81,10 +97,11 @@
 // a type it does not accept, or when an expression reference (&expr) is
 // evaluated anywhere but as a function argument, and an [*InvalidValueError]
 // when a value cannot be used (text that is not JSON, base64, gzip or
-// UTF-8, or that decodes past the decode limit). SearchJSON reports a
+// UTF-8), or a search goes past its budget. SearchJSON reports a
 // document that is not JSON, or that is ambiguous, as an
-// [*InvalidValueError] wrapping the scanner's error. Use errors.As to
-// inspect them.
+// [*InvalidValueError] wrapping the scanner's error. SearchJSONAll wraps
+// its error in an [*ExpressionError] naming the expression. Use errors.As
+// to inspect them.
 //
 // # Custom functions
 //

@@ -93,13 +93,13 @@ func (e *InvalidValueError) Error() string {
 
 func (e *InvalidValueError) Unwrap() error { return e.Err }
 
-// TooLargeError is the cause, inside an [*InvalidValueError], of a
-// Powertools function's refusal of an output past the expression's
+// TooLargeError is the cause, inside an [*InvalidValueError], of the
+// refusal of a search that would go past its budget, the expression's
 // decode limit (see [WithDecodeLimit]): Limit is that limit, and the
-// output was Size bytes or more. Size is the exact size where it is known
-// before decoding (powertools_base64, powertools_json); for
-// powertools_base64_gzip, which stops decompressing once past Limit, it
-// is Limit+1.
+// search needed Size bytes or more by then. Function is the Powertools
+// function that was decoding (powertools_json for a value built from a
+// document it decodes), or empty for the values the search builds from
+// the raw bytes, its lists and its objects.
 type TooLargeError struct {
 	Function string
 	Limit    int

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 // ArgType is a set of JMESPath types that a function parameter accepts.
@@ -71,9 +73,9 @@ type Function struct {
 	Call     func(args []any) (any, error)
 
 	builtin bool // Call is this package's; internal panics may be recovered
-	// decode, when set, is called instead of Call, with the expression's
-	// decode limit: the Powertools functions' (see decoder).
-	decode func(args []any, limit int) (any, error)
+	// decode, when set, is called instead of Call, with the search's
+	// budget: the Powertools functions' (see decoder).
+	decode func(args []any, b *strictjson.Budget) (any, error)
 }
 
 // FunctionDefinitionError reports a [Function] given to [WithFunctions] that
@@ -137,12 +139,13 @@ type config struct {
 const defaultDecodeLimit = 16 << 20
 
 // WithDecodeLimit sets the expression's decode limit to n bytes: the
-// largest output that powertools_base64 and powertools_base64_gzip
-// produce, and the longest text that powertools_json decodes, beyond
-// which they fail with an [*InvalidValueError] wrapping a
-// [*TooLargeError]. The default, 16 MiB, is above every AWS event
-// payload; lower it to bound what one invocation may allocate. Compile
-// fails with an [*InvalidValueError] if n is not above 0.
+// budget of each of its searches, from which all that the search decodes
+// is spent, counted at the memory it takes (see the package
+// documentation); a search that would go past it fails with an
+// [*InvalidValueError] wrapping a [*TooLargeError]. The default, 16 MiB,
+// holds every AWS event payload read through a path; lower it to bound
+// what a search may allocate. Compile fails with an [*InvalidValueError]
+// if n is not above 0.
 func WithDecodeLimit(n int) Option {
 	return func(c *config) error {
 		if n <= 0 {
@@ -187,8 +190,8 @@ func (t *functionTable) lookup(name string) *Function {
 }
 
 // call checks the arguments' types and runs the function, within the
-// decode limit.
-func call(f *Function, args []any, limit int) (any, error) {
+// search's budget b.
+func call(f *Function, args []any, b *strictjson.Budget) (any, error) {
 	for i, a := range args {
 		p := f.Params[min(i, len(f.Params)-1)]
 		if !p.Types.accepts(a) {
@@ -197,7 +200,7 @@ func call(f *Function, args []any, limit int) (any, error) {
 	}
 	switch {
 	case f.decode != nil:
-		return f.decode(args, limit)
+		return f.decode(args, b)
 	case f.builtin:
 		return f.Call(args)
 	}

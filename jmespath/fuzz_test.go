@@ -20,6 +20,7 @@ var fuzzEvents = []string{
 	`{"body":"not json"}`,
 	`{"body":"e30="}`,
 	` "just a string" `,
+	`{"Records":[{"kinesis":{"data":"eyJvcmRlcl9pZCI6ImEifQ=="}},{"kinesis":{"data":"H4sIAAAAAAACA6tWyi9KSS2Kz0xRslJKUqoFAMf84sUQAAAA"}},{"kinesis":{}}]}`,
 }
 
 var fuzzExpressions = []string{
@@ -28,6 +29,10 @@ var fuzzExpressions = []string{
 	"powertools_json(body)", "powertools_json(@)", "key", "key2", "[2].x",
 	"powertools_json(body).[order_id, x]", "a.[b, powertools_json(c).d]", "Records[0].[body, messageId]",
 	"powertools_json(body).[amount,currency]", "powertools_json(body).x[*].a",
+	"Records[*].messageId", "Records[*].powertools_json(body).a", "Records[*].powertools_json(powertools_base64(kinesis.data)).order_id",
+	"Records[*].powertools_json(powertools_base64_gzip(kinesis.data)).order_id", "powertools_base64(Records[0].kinesis.data)",
+	"[requestContext.requestId, powertools_json(body).order_id]", "{r: requestContext.requestId, k: headers.\"x-idem\"}", "[*][*]",
+	"(Records[*].kinesis)[*].data", "(Records[*].body)[0]",
 }
 
 func seedFromCompliance(f *testing.F, add func(c namedCase)) {

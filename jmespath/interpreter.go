@@ -90,7 +90,7 @@ func (t *tree) eval(n *node, v any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
-		return slice(a, n.slice), nil
+		return t.slice(a, n.slice)
 	case nLiteral:
 		return copyValue(n.value), nil
 	case nProjection, nFlatten, nValueProjection, nFilterProjection:
@@ -119,6 +119,9 @@ func (t *tree) eval(n *node, v any) (any, error) {
 		if v == nil {
 			return nil, nil
 		}
+		if err := t.spend(strictjson.ListCost(len(n.children))); err != nil {
+			return nil, err
+		}
 		out := make([]any, len(n.children))
 		for i, c := range n.children {
 			r, err := t.eval(c, v)
@@ -131,6 +134,9 @@ func (t *tree) eval(n *node, v any) (any, error) {
 	case nMultiHash:
 		if v == nil {
 			return nil, nil
+		}
+		if err := t.spend(strictjson.ObjectCost(len(n.children))); err != nil {
+			return nil, err
 		}
 		out := make(map[string]any, len(n.children))
 		for i, c := range n.children {
@@ -164,7 +170,18 @@ func (t *tree) evalProjection(n *node, v any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
-		out := make([]any, 0, len(a))
+		size := 0
+		for _, e := range a {
+			if inner, ok := e.([]any); ok {
+				size += len(inner)
+			} else {
+				size++
+			}
+		}
+		if err := t.spend(strictjson.ListCost(size)); err != nil {
+			return nil, err
+		}
+		out := make([]any, 0, size)
 		for _, e := range a {
 			if inner, ok := e.([]any); ok {
 				out = append(out, inner...)
@@ -178,6 +195,9 @@ func (t *tree) evalProjection(n *node, v any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
+		if err := t.spend(2 * strictjson.ListCost(len(m))); err != nil { // the keys, sorted, and the values
+			return nil, err
+		}
 		elems = sortedValues(m)
 	default:
 		a, ok := base.([]any)
@@ -185,6 +205,9 @@ func (t *tree) evalProjection(n *node, v any) (any, error) {
 			return nil, nil
 		}
 		elems = a
+	}
+	if err := t.spend(strictjson.ListCost(len(elems))); err != nil {
+		return nil, err
 	}
 	out := make([]any, 0, len(elems))
 	for _, e := range elems {
@@ -278,11 +301,11 @@ func (t *tree) evalFunction(n *node, v any) (any, error) {
 		}
 		args[i] = r
 	}
-	return call(n.fn, args, t.decodeLimit)
+	return call(n.fn, args, t.budget)
 }
 
 // slice follows Python's slice semantics, as jmespath.py does.
-func slice(a []any, s sliceSpec) []any {
+func (t *tree) slice(a []any, s sliceSpec) ([]any, error) {
 	n, step := len(a), s.step
 	var start, stop int
 	if step > 0 {
@@ -309,11 +332,14 @@ func slice(a []any, s sliceSpec) []any {
 	} else if step < 0 && start > stop {
 		count = (start-stop-1)/-step + 1
 	}
+	if err := t.spend(strictjson.ListCost(count)); err != nil {
+		return nil, err
+	}
 	out := make([]any, count)
 	for k := range out {
 		out[k] = a[start+k*step]
 	}
-	return out
+	return out, nil
 }
 
 // clampIndex resolves a negative index against n and bounds it to [lo, hi].

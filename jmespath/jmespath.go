@@ -1,6 +1,10 @@
 package jmespath
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gopowertools/lambda/internal/strictjson"
+)
 
 // Expression is a compiled JMESPath expression. It holds no mutable state:
 // one Expression may be searched from many goroutines at once.
@@ -29,7 +33,7 @@ func Compile(expr string, opts ...Option) (e *Expression, err error) {
 		return nil, err
 	}
 	t.decodeLimit = cfg.decodeLimit
-	e = &Expression{src: expr, tree: t, strict: t, plan: planPath(t.root, cfg.decodeLimit)}
+	e = &Expression{src: expr, tree: t, strict: t, plan: planPath(t.root)}
 	e.strict.strict = true
 	return e, nil
 }
@@ -72,7 +76,8 @@ func (e *Expression) MultiSelect() bool {
 // data is never modified. The result may share arrays and objects with data.
 func (e *Expression) Search(data any) (result any, err error) {
 	defer guard(&err)
-	return e.tree.eval(e.tree.root, data)
+	t := e.tree.within(&strictjson.Budget{Limit: e.tree.decodeLimit})
+	return t.eval(t.root, data)
 }
 
 // guard turns a panic inside this package into an error, as a last

@@ -330,7 +330,7 @@ func (lx *lexer) literal() (token, error) {
 	if escaped {
 		text = strings.ReplaceAll(text, "\\`", "`")
 	}
-	v, err := strictjson.Decode([]byte(text))
+	v, err := strictjson.Decode([]byte(text), nil)
 	if err != nil {
 		s, sok := unquoteJSON(`"` + strings.TrimLeft(text, " \t\n\r") + `"`)
 		if !sok {
@@ -343,7 +343,7 @@ func (lx *lexer) literal() (token, error) {
 
 // unquoteJSON decodes the JSON string q, quotes included.
 func unquoteJSON(q string) (string, bool) {
-	v, err := strictjson.Decode([]byte(q))
+	v, err := strictjson.Decode([]byte(q), nil)
 	s, ok := v.(string)
 	return s, err == nil && ok
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"strings"
 	"testing"
 )
 
@@ -23,10 +22,12 @@ func TestWithDecodeLimitInvalid(t *testing.T) {
 	}
 }
 
-// TestDecodeLimit runs each decoding function at its limit and one byte
-// under it, by every way of searching: the size is that of the output, or
-// of the text powertools_json decodes, and the error the same everywhere.
-func TestDecodeLimit(t *testing.T) {
+// TestDecodeBudget finds, for each expression, the least decode limit at
+// which each way of searching answers: what the expression decodes, at
+// least its output, counts; one byte less is refused with a
+// *TooLargeError of that limit, and the answer is the same at every
+// limit.
+func TestDecodeBudget(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString
 	doc := map[string]any{
 		"json":    `{"a":1}`, // 7 bytes
@@ -36,6 +37,7 @@ func TestDecodeLimit(t *testing.T) {
 		"b64none": b64([]byte("abc")),
 		"gz":      gzipBase64(t, []byte("hello world")),
 		"docs":    []any{`{"a":1}`, `{"a":22}`},
+		"list":    []any{1, 2, 3},
 	}
 	raw, err := json.Marshal(doc)
 	if err != nil {
@@ -43,7 +45,7 @@ func TestDecodeLimit(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		expr string
-		size int // the size that must fit
+		size int // the size of what it decodes, which must fit
 		want any
 	}{
 		{"powertools_json(json).a", 7, mustDecode([]byte("1"))},
@@ -55,43 +57,49 @@ func TestDecodeLimit(t *testing.T) {
 		{"powertools_base64(b64pad2)", 2, "hi"},
 		{"powertools_base64(b64none)", 3, "abc"},
 		{"powertools_base64_gzip(gz)", 11, "hello world"},
+		{"list[*]", 24 + 3*16, []any{mustDecode([]byte("1")), mustDecode([]byte("2")), mustDecode([]byte("3"))}},
+		{"[json, b64]", 24 + 2*16, []any{doc["json"], doc["b64"]}},
 	} {
-		fn := tc.expr[strings.Index(tc.expr, "powertools_"):strings.Index(tc.expr, "(")]
-		for _, limit := range []int{tc.size, tc.size - 1} {
-			t.Run(fmt.Sprintf("%s/%d", tc.expr, limit), func(t *testing.T) {
-				e, err := Compile(tc.expr, WithDecodeLimit(limit))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var results [2]any
-				var errs [2]error
-				results[0], errs[0] = e.Search(mustDecode(raw))
-				results[1], errs[1] = e.SearchJSON(raw)
-				for i, name := range []string{"Search", "SearchJSON"} {
-					if limit == tc.size {
-						if errs[i] != nil || !reflect.DeepEqual(results[i], tc.want) {
-							t.Errorf("%s = %#v, %v; want %#v", name, results[i], errs[i], tc.want)
-						}
-						continue
+		for _, search := range []struct {
+			name string
+			fn   func(*Expression) (any, error)
+		}{
+			{"Search", func(e *Expression) (any, error) { return e.Search(mustDecode(raw)) }},
+			{"SearchJSON", func(e *Expression) (any, error) { return e.SearchJSON(raw) }},
+		} {
+			t.Run(tc.expr+"/"+search.name, func(t *testing.T) {
+				least := 0
+				for limit := 1; limit < 1<<20 && least == 0; limit++ {
+					e, err := Compile(tc.expr, WithDecodeLimit(limit))
+					if err != nil {
+						t.Fatal(err)
 					}
-					var ve *InvalidValueError
+					got, err := search.fn(e)
 					var tl *TooLargeError
-					if !errors.As(errs[i], &ve) || !errors.As(errs[i], &tl) || ve.Function != fn || tl.Function != fn || tl.Limit != limit || tl.Size <= limit {
-						t.Errorf("%s = %#v, %v; want an *InvalidValueError of %s wrapping a *TooLargeError", name, results[i], errs[i], fn)
+					switch {
+					case err == nil:
+						least = limit
+						if !reflect.DeepEqual(got, tc.want) {
+							t.Errorf("at %d: %#v, want %#v", limit, got, tc.want)
+						}
+					case !errors.As(err, &tl) || tl.Limit != limit || tl.Size <= limit:
+						t.Fatalf("at %d: %v, want a *TooLargeError of that limit", limit, err)
 					}
 				}
-				if !reflect.DeepEqual(errs[0], errs[1]) {
-					t.Errorf("Search: %v; SearchJSON: %v", errs[0], errs[1])
+				if least < tc.size {
+					t.Errorf("answers within %d bytes, less than the %d it decodes", least, tc.size)
 				}
+				t.Logf("answers within %d bytes", least)
 			})
 		}
 	}
 }
 
 // TestDecodeLimitAll checks that SearchJSONAll, reading one document for
-// expressions of different limits, applies each expression's own.
+// expressions of different limits, spends from one budget, the least of
+// their limits, and names the expression whose reading ran out of it.
 func TestDecodeLimitAll(t *testing.T) {
-	raw := []byte(`{"body":"{\"order_id\":\"A\"}"}`) // a document of 16 bytes
+	raw := []byte(`{"body":"{\"order_id\":\"A\"}"}`) // the key, "A", costs 17 bytes
 	byDefault := MustCompile("powertools_json(body).order_id")
 	tight, err := Compile("powertools_json(body).order_id", WithDecodeLimit(15))
 	if err != nil {
@@ -102,9 +110,31 @@ func TestDecodeLimitAll(t *testing.T) {
 	}
 	for _, exprs := range [][]*Expression{{byDefault, tight}, {tight, byDefault}} {
 		var tl *TooLargeError
-		if _, err := SearchJSONAll(raw, exprs...); !errors.As(err, &tl) || tl.Limit != 15 || tl.Size != 16 {
-			t.Errorf("SearchJSONAll: %v, want a *TooLargeError of limit 15", err)
+		_, err := SearchJSONAll(raw, exprs...)
+		xe, ok := err.(*ExpressionError)
+		if !errors.As(err, &tl) || tl.Limit != 15 || tl.Size != 17 || !ok || xe.Expression != exprs[0] {
+			t.Errorf("SearchJSONAll: %v, want an *ExpressionError of the first wrapping a *TooLargeError of limit 15", err)
 		}
+	}
+	// Two expressions that each fit, and not both: the one whose value
+	// is made last, the key, is refused. The key spends 17 bytes, the
+	// document 361, both 378.
+	key, err := Compile("powertools_json(body).order_id", WithDecodeLimit(370))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Compile("powertools_json(body)", WithDecodeLimit(370))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []*Expression{key, other} {
+		if _, err := e.SearchJSON(raw); err != nil {
+			t.Fatalf("%s alone: %v", e, err)
+		}
+	}
+	_, err = SearchJSONAll(raw, key, other)
+	if xe, ok := err.(*ExpressionError); !ok || !overBudget(err) || xe.Expression != key {
+		t.Errorf("SearchJSONAll: %v, want an *ExpressionError of the key, over the budget", err)
 	}
 }
 
@@ -140,24 +170,26 @@ func TestDecodeLimitGzipBomb(t *testing.T) {
 	raw := doc.Bytes()
 
 	for _, limit := range []int{defaultDecodeLimit, 1 << 20} {
-		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			e, err := Compile("powertools_base64_gzip(data)", WithDecodeLimit(limit))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			_, err = e.SearchJSON(raw)
-			runtime.ReadMemStats(&after)
-			var tl *TooLargeError
-			if !errors.As(err, &tl) || tl.Limit != limit {
-				t.Fatalf("SearchJSON: %v, want a *TooLargeError", err)
-			}
-			alloc := after.TotalAlloc - before.TotalAlloc
-			if bound := 4 * uint64(limit+len(raw)); alloc > bound {
-				t.Errorf("SearchJSON allocated %d bytes, more than %d", alloc, bound)
-			}
-			t.Logf("limit %d, input %d bytes: %d bytes allocated", limit, len(raw), alloc)
-		})
+		for _, expr := range []string{"powertools_base64_gzip(data)", "[powertools_base64_gzip(data)] | [0]"} {
+			t.Run(fmt.Sprint(limit, expr), func(t *testing.T) {
+				e, err := Compile(expr, WithDecodeLimit(limit))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				_, err = e.SearchJSON(raw)
+				runtime.ReadMemStats(&after)
+				var tl *TooLargeError
+				if !errors.As(err, &tl) || tl.Limit != limit {
+					t.Fatalf("SearchJSON: %v, want a *TooLargeError", err)
+				}
+				alloc := after.TotalAlloc - before.TotalAlloc
+				if bound := 2 * uint64(limit+len(raw)); alloc > bound {
+					t.Errorf("SearchJSON allocated %d bytes, more than %d", alloc, bound)
+				}
+				t.Logf("limit %d, input %d bytes: %d bytes allocated", limit, len(raw), alloc)
+			})
+		}
 	}
 }

@@ -1,8 +1,8 @@
 package jmespath
 
 import (
+	"cmp"
 	"errors"
-	"slices"
 
 	"github.com/gopowertools/lambda/internal/strictjson"
 )
@@ -29,8 +29,8 @@ import (
 //     own name is there or not, whoever made the object: raw, merge, a
 //     multi-select hash (*strictjson.DuplicateNameError, Offset -1 but
 //     for a chain followed in raw);
-//   - what a Powertools function refuses, such as an output past the
-//     decode limit (see the package documentation).
+//   - what a Powertools function refuses, and a search past its
+//     decoding budget (see the package documentation).
 //
 // Text that is not JSON is reported as such; otherwise the first refusal
 // met is returned. Search sees none of the ambiguities
@@ -41,13 +41,19 @@ import (
 // otherwise than Search.
 //
 // An expression that starts with a chain of field names, non-negative
-// indexes and powertools_json calls, such as `requestContext.requestId`
-// or `powertools_json(body).order_id`, is read in one pass over raw that
-// validates all of it and decodes only what the chain selects; the rest
-// of the expression, if any, is evaluated on that. Any other expression
-// decodes raw whole first.
+// indexes, list projections ([*]) and Powertools calls, such as
+// `requestContext.requestId`, `powertools_json(body).order_id` or
+// `Records[*].powertools_json(powertools_base64(kinesis.data)).id`, or
+// that is a multi-select of such chains, such as `[customer_id,
+// order_id]`, is read in one pass over raw that validates all of it and
+// decodes only what the chains select; the rest of the expression, if
+// any, is evaluated on that. Any other expression decodes raw whole
+// first.
 func (e *Expression) SearchJSON(raw []byte) (any, error) {
 	results, err := SearchJSONAll(raw, e)
+	if xe, ok := err.(*ExpressionError); ok {
+		return nil, xe.Err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -55,18 +61,24 @@ func (e *Expression) SearchJSON(raw []byte) (any, error) {
 }
 
 // SearchJSONAll is [Expression.SearchJSON] for several expressions on one
-// document, read once, with the same refusals, each expression within its
-// own decode limit: results[i] is what exprs[i] selects. When every
-// expression starts with a chain of fields, indexes and powertools_json
-// calls, the document is read in one pass that follows all of them;
-// otherwise it is decoded whole, once. The error, if any, is the first
-// met, whichever expression it concerns; SearchJSON on each expression
-// tells them apart.
+// document, read once, with the same refusals: results[i] is what
+// exprs[i] selects. All that the expressions decode draws on one budget,
+// the least of their decode limits (see the package documentation). When
+// every expression starts with a chain of fields, indexes, projections
+// and Powertools functions, the document is read in one pass that
+// follows all of them; otherwise it is decoded whole, once. The error, if
+// any, is an [*ExpressionError] naming the expression it concerns: the
+// first, for a document that every one refuses.
 func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) {
 	defer guard(&err)
 	results = make([]any, len(exprs))
+	if len(exprs) == 0 {
+		return results, nil
+	}
+	budget := &strictjson.Budget{Limit: exprs[0].strict.decodeLimit}
 	var paths [][]strictjson.Step
 	for _, e := range exprs {
+		budget.Limit = min(budget.Limit, e.strict.decodeLimit)
 		if e.plan == nil {
 			paths = nil
 			break
@@ -74,70 +86,119 @@ func SearchJSONAll(raw []byte, exprs ...*Expression) (results []any, err error) 
 		paths = append(paths, e.plan.paths...)
 	}
 	if paths == nil {
-		doc, err := strictjson.Decode(raw)
+		doc, err := strictjson.Decode(raw, budget)
 		if err != nil {
-			return nil, jsonError(err)
+			return nil, &ExpressionError{Expression: exprs[0], Err: jsonError(err)}
 		}
 		for i, e := range exprs {
-			if results[i], err = e.strict.eval(e.strict.root, doc); err != nil {
-				return nil, err
+			t := e.strict.within(budget)
+			if results[i], err = t.eval(t.root, doc); err != nil {
+				return nil, &ExpressionError{Expression: e, Err: err}
 			}
 		}
 		return results, nil
 	}
-	values, err := strictjson.FindAll(raw, paths...)
+	values, err := strictjson.FindAll(raw, budget, paths...)
 	if err != nil {
-		return nil, jsonError(err)
+		x := exprs[0]
+		if pe, ok := err.(*strictjson.PathError); ok {
+			x, err = owner(exprs, pe.Path), pe.Err
+		}
+		return nil, &ExpressionError{Expression: x, Err: jsonError(err)}
 	}
 	for i, e := range exprs {
 		n := len(e.plan.paths)
-		if results[i], err = e.plan.result(e, values[:n]); err != nil {
-			return nil, err
+		if results[i], err = e.plan.result(&e.strict, budget, values[:n]); err != nil {
+			return nil, &ExpressionError{Expression: e, Err: err}
 		}
 		values = values[n:]
 	}
 	return results, nil
 }
 
+// owner returns the expression of exprs whose plan has path i of their
+// paths, put end to end.
+func owner(exprs []*Expression, i int) *Expression {
+	for _, e := range exprs {
+		if i < len(e.plan.paths) {
+			return e
+		}
+		i -= len(e.plan.paths)
+	}
+	return exprs[0]
+}
+
+// ExpressionError is the error of [SearchJSONAll]: what the search of
+// Expression met.
+type ExpressionError struct {
+	Expression *Expression
+	Err        error
+}
+
+func (e *ExpressionError) Error() string { return e.Err.Error() }
+
+func (e *ExpressionError) Unwrap() error { return e.Err }
+
 // A plan is how SearchJSON reads a document for an expression that starts
-// with a chain of fields, non-negative indexes and powertools_json calls:
-// the paths that strictjson.FindAll follows, and how their results make
-// the expression's value.
+// with a chain of fields, non-negative indexes, list projections ([*])
+// and Powertools functions: the paths that strictjson.FindAll follows,
+// and how their results make the expression's value.
 type plan struct {
 	paths [][]strictjson.Step
 	// rest, with one path, holds the elements of the root chain
-	// evaluated after it, on what it selects: the multi-select in
-	// `powertools_json(body).[amount, currency]`.
+	// evaluated after it, on what it selects.
 	rest []*node
-	// list is set when the chain is followed by a multi-select list of
-	// paths, such as `powertools_json(body).[amount, currency]`: then
-	// paths[0] is the chain, ending in a Type step, and each other path is
-	// the chain and an element of the list. The value is read as it
-	// would be by following the chain, then the elements, without
-	// decoding what the chain selects.
-	list bool
+	// keys is set when the chain is followed by a multi-select of paths,
+	// such as `powertools_json(body).[amount, currency]` or
+	// `{c: customer_id, o: order_id}`: then paths[0] is the chain,
+	// ending in a Type step, and each other path is the chain and an
+	// element of the multi-select. The value is read as it would be by
+	// following the chain, then the elements, without decoding what the
+	// chain selects. keys holds the names of a hash's elements, and is
+	// empty, not nil, for a list.
+	keys []string
 }
 
-// result makes the expression's value from the values of p.paths.
-func (p *plan) result(e *Expression, values []any) (any, error) {
+// result makes the expression's value from the values of p.paths, t
+// evaluating the rest of it, if any, within budget.
+func (p *plan) result(t *tree, budget *strictjson.Budget, values []any) (any, error) {
 	switch {
-	case p.list:
-		// A multi-select of null is null; of anything else, the list.
-		if t, _ := values[0].(string); t == "" || t == "null" {
+	case p.keys != nil:
+		// A multi-select of null is null; of anything else, the list
+		// or the hash.
+		if typ, _ := values[0].(string); typ == "" || typ == "null" {
 			return nil, nil
 		}
-		return append([]any(nil), values[1:]...), nil
+		if len(p.keys) == 0 {
+			if err := budget.Spend(strictjson.ListCost(len(values) - 1)); err != nil {
+				return nil, tooLarge("", err)
+			}
+			return append([]any(nil), values[1:]...), nil
+		}
+		if err := budget.Spend(strictjson.ObjectCost(len(p.keys))); err != nil {
+			return nil, tooLarge("", err)
+		}
+		m := make(map[string]any, len(p.keys))
+		for i, k := range p.keys {
+			m[k] = values[1+i]
+		}
+		return m, nil
 	case p.rest != nil:
-		return e.strict.chain(p.rest, values[0])
+		return t.within(budget).chain(p.rest, values[0])
 	}
 	return values[0], nil
 }
 
 // planPath returns the plan of an expression that starts with a chain of
-// fields, indexes and powertools_json calls, or nil.
-func planPath(root *node, limit int) *plan {
-	if root.kind != nSubexpr {
-		if steps, ok := appendPath(nil, root, limit); ok && len(steps) > 0 {
+// fields, indexes, projections and Powertools functions, or is a
+// multi-select of such chains, or nil.
+func planPath(root *node) *plan {
+	switch root.kind {
+	case nMultiList, nMultiHash:
+		return planSelect(nil, root)
+	case nSubexpr:
+	default:
+		if steps, ok := appendPath(nil, root); ok && len(steps) > 0 {
 			return &plan{paths: [][]strictjson.Step{steps}}
 		}
 		return nil
@@ -145,7 +206,7 @@ func planPath(root *node, limit int) *plan {
 	var steps []strictjson.Step
 	var rest []*node
 	for i, c := range root.children {
-		more, ok := appendPath(steps, c, limit)
+		more, ok := appendPath(steps, c)
 		if !ok {
 			rest = root.children[i:]
 			break
@@ -156,49 +217,56 @@ func planPath(root *node, limit int) *plan {
 	case len(steps) == 0:
 		return nil
 	case len(rest) == 1:
-		if p := planList(steps, rest[0], limit); p != nil {
+		if p := planSelect(steps, rest[0]); p != nil {
 			return p
 		}
 	}
 	return &plan{paths: [][]strictjson.Step{steps}, rest: rest}
 }
 
-// planList returns the plan of chain followed by the element list, when
-// that is the last element of the root chain and a multi-select list of
-// paths of fields and indexes, or nil. (A powertools_json call in an
-// element could fail where the chain selects null, whose multi-select is
-// null without evaluating anything.)
-func planList(chain []strictjson.Step, list *node, limit int) *plan {
-	if list.kind != nMultiList {
+// planSelect returns the plan of chain followed by sel, when sel is a
+// multi-select list or hash of paths and the last element of the root
+// chain (or the root itself, chain empty), or nil. An element's path
+// follows the chain, then its own steps, the first of them marked Select:
+// where the chain selects null, the multi-select is null, and nothing in
+// it is evaluated.
+func planSelect(chain []strictjson.Step, sel *node) *plan {
+	if sel.kind != nMultiList && sel.kind != nMultiHash || closed(chain) {
 		return nil
 	}
-	probe := append(chain[:len(chain):len(chain)], strictjson.Step{Kind: strictjson.Type})
-	p := &plan{paths: [][]strictjson.Step{probe}, list: true}
-	for _, c := range list.children {
-		elem, ok := appendPath(chain[:len(chain):len(chain)], c, limit)
-		if !ok || len(elem) == len(chain) || slices.ContainsFunc(elem[len(chain):], isDocument) {
+	chain = chain[:len(chain):len(chain)]
+	p := &plan{paths: [][]strictjson.Step{append(chain, strictjson.Step{Kind: strictjson.Type})}, keys: sel.keys}
+	if p.keys == nil {
+		p.keys = []string{}
+	}
+	for _, c := range sel.children {
+		elem, ok := appendPath(chain, c)
+		if !ok || len(elem) == len(chain) {
 			return nil
 		}
+		elem[len(chain)].Select = true
 		p.paths = append(p.paths, elem)
 	}
 	return p
 }
 
-func isDocument(st strictjson.Step) bool { return st.Kind == strictjson.Document }
-
 // jsonError maps an error of the strict scanner to this package's errors:
-// a powertools_json step on a non-string is the type error Search gives
-// for it, a document past the decode limit is the error that function
-// gives for it, and anything else in a document held in a string is that
-// function's invalid value.
+// a step on a non-string that needs one is the type error Search gives for
+// its function, a reading past the budget is the error of the function
+// that decodes (or, outside any, of the search), and anything else in a
+// document held in a string is that function's invalid value.
 func jsonError(err error) error {
 	var typeErr *strictjson.TypeError
 	if errors.As(err, &typeErr) {
-		return &InvalidTypeError{Function: "powertools_json", Want: TypeString, Got: typeErr.Got}
+		return &InvalidTypeError{Function: cmp.Or(typeErr.Name, "powertools_json"), Want: TypeString, Got: typeErr.Got}
 	}
 	var limitErr *strictjson.LimitError
 	if errors.As(err, &limitErr) {
-		return tooLarge("powertools_json", limitErr.Limit, limitErr.Len)
+		fn := ""
+		if limitErr.Quoted {
+			fn = "powertools_json"
+		}
+		return tooLarge(fn, limitErr)
 	}
 	var syntaxErr *strictjson.SyntaxError
 	if errors.As(err, &syntaxErr) {
@@ -210,7 +278,12 @@ func jsonError(err error) error {
 	if quotedAmbiguity(err) {
 		return &InvalidValueError{Function: "powertools_json", Msg: "ambiguous JSON", Err: err}
 	}
-	return &InvalidValueError{Msg: "ambiguous JSON document", Err: err}
+	var dupErr *strictjson.DuplicateNameError
+	var textErr *strictjson.InvalidTextError
+	if errors.As(err, &dupErr) || errors.As(err, &textErr) {
+		return &InvalidValueError{Msg: "ambiguous JSON document", Err: err}
+	}
+	return err // a Powertools function's own, at a Transform step
 }
 
 // quotedAmbiguity reports whether err, an error of the strict scanner, is
@@ -223,9 +296,15 @@ func quotedAmbiguity(err error) bool {
 }
 
 // appendPath appends to steps the path of n, if it is a chain of fields,
-// indexes and powertools_json calls, whose Document steps decode no more
-// than limit bytes.
-func appendPath(steps []strictjson.Step, n *node, limit int) ([]strictjson.Step, bool) {
+// indexes, list projections and Powertools functions: a powertools_json
+// call is a Document step, the other two Transform steps, and [*] an
+// Each step that the rest of the projection follows. Nothing can follow
+// a projection's path but its own right side: a step after it would
+// apply to each element, where the expression applies it to the list.
+func appendPath(steps []strictjson.Step, n *node) ([]strictjson.Step, bool) {
+	if closed(steps) {
+		return nil, false
+	}
 	ok := true
 	switch n.kind {
 	case nCurrent:
@@ -233,7 +312,7 @@ func appendPath(steps []strictjson.Step, n *node, limit int) ([]strictjson.Step,
 		steps = append(steps, strictjson.Step{Kind: strictjson.Member, Name: n.name})
 	case nSubexpr:
 		for _, c := range n.children {
-			if steps, ok = appendPath(steps, c, limit); !ok {
+			if steps, ok = appendPath(steps, c); !ok {
 				break
 			}
 		}
@@ -242,15 +321,37 @@ func appendPath(steps []strictjson.Step, n *node, limit int) ([]strictjson.Step,
 			return nil, false
 		}
 		steps = append(steps, strictjson.Step{Kind: strictjson.Index, Index: n.index})
-	case nFunction:
-		if n.fn != powertoolsJSON || len(n.children) != 1 {
+	case nProjection:
+		// A projection on a projection's list, (a[*].b)[*].c, projects
+		// the list: an Each step after the other would go into each b.
+		if steps, ok = appendPath(steps, n.left); !ok || closed(steps) {
 			return nil, false
 		}
-		if steps, ok = appendPath(steps, n.children[0], limit); ok {
-			steps = append(steps, strictjson.Step{Kind: strictjson.Document, Limit: limit})
+		right, rok := appendPath(nil, n.right)
+		steps, ok = append(append(steps, strictjson.Step{Kind: strictjson.Each}), right...), rok
+	case nFunction:
+		step, decodes := decodeStep(n.fn)
+		if !decodes || len(n.children) != 1 {
+			return nil, false
+		}
+		if steps, ok = appendPath(steps, n.children[0]); ok && !closed(steps) {
+			steps = append(steps, step)
+		} else {
+			ok = false
 		}
 	default:
 		ok = false
 	}
 	return steps, ok
+}
+
+// closed reports whether steps hold a projection, after which no step
+// can be added.
+func closed(steps []strictjson.Step) bool {
+	for _, st := range steps {
+		if st.Kind == strictjson.Each {
+			return true
+		}
+	}
+	return false
 }

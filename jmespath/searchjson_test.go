@@ -167,6 +167,27 @@ func TestSearchJSONValues(t *testing.T) {
 		{"a.b", `{"a":[1]}`, nil},
 		{"[1].a", `[{"a":1}, {"a":"0123456789abcdef0123456789"} ]`, "0123456789abcdef0123456789"},
 		{"powertools_json(a[0]).b", `{"a":["{\"b\":[\"\\\"\"]}"]}`, []any{`"`}},
+		// Projections, Powertools decoders and multi-selects at the
+		// root, read as paths.
+		{"r[*].powertools_json(b).id", `{"r":[{"b":"{\"id\":1}"},{"b":"{\"x\":1}"},{"b":"{\"id\":\"c\"}"}]}`, []any{json.Number("1"), "c"}},
+		{"r[*].d", `{"r":[{"d":"aGk="},{"x":1},{"d":""}]}`, []any{"aGk=", ""}},
+		{"r[*].powertools_base64(d)", `{"r":[{"d":"aGk="},{"d":""}]}`, []any{"hi", ""}},
+		{"powertools_json(powertools_base64(d)).a", `{"d":"eyJhIjoxfQ=="}`, json.Number("1")},
+		{"powertools_json(powertools_base64(d)).A", `{"d":"eyJhIjoxfQ=="}`, refused{}},
+		{"r[*][*]", `{"r":[[1],[],{"a":2}]}`, []any{[]any{json.Number("1")}, []any{}}},
+		{"r[*].a[*].b", `{"r":[{"a":[{"b":1}]},{"a":{"b":2}},{"x":0}]}`, []any{[]any{json.Number("1")}}},
+		{"r[*].a", `{"r":{"a":1}}`, nil},
+		{"(r[*].a)[*].b", `{"r":[{"a":[{"b":1},{"b":2}]},{"a":[{"b":3}]}]}`, []any{}},
+		{"(r[*].a)[*]", `{"r":[{"a":[{"b":1}]},{"a":[]}]}`, []any{[]any{map[string]any{"b": json.Number("1")}}, []any{}}},
+		{"r[*].powertools_json(b)", `{"r":"x"}`, nil},
+		{"[customer_id, order_id]", `{"order_id":"o","customer_id":"c","items":[{},{}]}`, []any{"c", "o"}},
+		{"{c: customer_id, o: order_id}", `{"order_id":"o","customer_id":"c"}`, map[string]any{"c": "c", "o": "o"}},
+		{"[customer_id, order_id]", `{"ORDER_ID":"o","customer_id":"c"}`, refused{}},
+		{"[customer_id, order_id]", `null`, nil},
+		{"[powertools_json(b).x, c]", `null`, nil},
+		{"a.[powertools_json(b).x]", `{"a":null}`, nil},
+		{"a.{x: powertools_json(b).x}", `{}`, nil},
+		{"a.[powertools_json(b).x, c]", `{"a":{"b":"{\"x\":[1]}","c":true}}`, []any{[]any{json.Number("1")}, true}},
 	}
 	for _, tt := range tests {
 		for _, search := range rawSearches(MustCompile(tt.expr)) {
@@ -253,5 +274,42 @@ func TestSearchKeepsCaseVariants(t *testing.T) {
 	got, err = MustCompile("merge(`{\"order_id\":\"none\"}`, @).order_id").Search(map[string]any{"Order_Id": "B"})
 	if err != nil || got != "none" {
 		t.Errorf("Search = %#v, %v; want none", got, err)
+	}
+}
+
+// TestPlans lists which expressions SearchJSON follows in the raw bytes,
+// decoding only what they name, and which it evaluates on the whole
+// document decoded.
+func TestPlans(t *testing.T) {
+	for _, tc := range []struct {
+		expr    string
+		planned bool
+	}{
+		{"requestContext.requestId", true},
+		{"powertools_json(body).order_id", true},
+		{"powertools_json(body).[amount, currency]", true},
+		{"powertools_json(powertools_base64_gzip(Records[0].kinesis.data)).order_id", true},
+		{"Records[*].powertools_json(powertools_base64_gzip(kinesis.data)).order_id", true},
+		{"Records[*].messageId", true},
+		{"a[*].b[*].c", true},
+		{"[customer_id, order_id]", true},
+		{"{c: customer_id, o: order_id}", true},
+		{"[requestContext.requestId, powertools_json(body).order_id]", true},
+		{"a.b | c", false},
+		{"@", false},
+		{"(a[*].b)[0]", true}, // the index applies to the list, after the path
+		{"(a[*].b)[*].c", false},
+		{"a[*].[b, c]", false},
+		{"powertools_json(a[*].b)", false},
+		{"[a, length(b)]", false},
+		{"merge(@, `{}`).a", false},
+	} {
+		e := MustCompile(tc.expr)
+		if planned := e.plan != nil; planned != tc.planned {
+			t.Errorf("%s: planned %v, want %v", tc.expr, planned, tc.planned)
+		}
+		if tc.expr == "(a[*].b)[0]" && (len(e.plan.rest) != 1 || len(e.plan.paths) != 1) {
+			t.Errorf("%s: the index is not evaluated on the projection's list", tc.expr)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func BenchmarkFind(b *testing.B) {
 	path := []Step{{Kind: Member, Name: "body"}, {Kind: Document}, {Kind: Member, Name: "order_id"}}
 	b.SetBytes(int64(len(event)))
 	for b.Loop() {
-		if _, err := Find(event, path); err != nil {
+		if _, err := Find(event, nil, path); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func BenchmarkFindAll(b *testing.B) {
 	}
 	b.SetBytes(int64(len(event)))
 	for b.Loop() {
-		if _, err := FindAll(event, paths...); err != nil {
+		if _, err := FindAll(event, nil, paths...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -54,7 +54,7 @@ func BenchmarkSkip(b *testing.B) {
 	event := readEvent(b)
 	b.SetBytes(int64(len(event)))
 	for b.Loop() {
-		s, err := newScanner(event, false)
+		s, err := newScanner(event, false, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -52,16 +52,17 @@ func (e *DuplicateNameError) Error() string {
 	return fmt.Sprintf("member names %s and %s%s are one name to encoding/json", strconv.QuoteToASCII(e.Other), name, where)
 }
 
-// TypeError reports a Document step on a value that is not a string: JSON
-// text is needed there. Got is the value's JSON type: "null" (also when the
-// path before it selected nothing), "boolean", "number", "array" or
-// "object".
+// TypeError reports a step that needs a string, a Document or a
+// Transform step, on a value that is not one. Name is the step's; Got is
+// the value's JSON type: "null" (also when the path before it selected
+// nothing), "boolean", "number", "array" or "object".
 type TypeError struct {
-	Got string
+	Name string
+	Got  string
 }
 
 func (e *TypeError) Error() string {
-	return "a JSON document held in a string was expected, got " + e.Got
+	return "a string was expected, got " + e.Got
 }
 
 // InvalidTextError reports a string, a member name or a value, holding a
@@ -83,15 +84,30 @@ func (e *InvalidTextError) Error() string {
 	return fmt.Sprintf("string at offset %d%s holds invalid UTF-8 or a lone surrogate, which encoding/json reads as U+FFFD", e.Offset, where)
 }
 
-// LimitError reports a document held in a string that is longer than
-// the Limit of the Document step that would decode it.
+// LimitError reports a reading that would take its [Budget] past its
+// Limit: a document held in a string, a value built from the text, or
+// what a Transform step makes.
 type LimitError struct {
-	Offset int  // of the string, in the text being read
-	Quoted bool // the string is in a document held in a string
-	Limit  int  // the step's Limit
-	Len    int  // the document's length: of the string's value, in bytes
+	Offset int  // in the text being read, where the budget ran out; -1 when unknown
+	Quoted bool // in a document held in a string
+	Limit  int  // the Budget's
+	Len    int  // what the reading needed by then: more than Limit
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("JSON document held in the string at offset %d is %d bytes long, more than the limit of %d", e.Offset, e.Len, e.Limit)
+	return fmt.Sprintf("decoding needs %d bytes or more, more than the budget of %d", e.Len, e.Limit)
 }
+
+// PathError reports an error of one of FindAll's paths, which reading the
+// text alone would not meet: in a document or at a Transform step on the
+// path, a case variant of its name, its value past the budget, a step
+// that needs a string on something else. Path is the index of the path
+// (the first of those that met it together).
+type PathError struct {
+	Path int
+	Err  error
+}
+
+func (e *PathError) Error() string { return e.Err.Error() }
+
+func (e *PathError) Unwrap() error { return e.Err }

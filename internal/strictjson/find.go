@@ -5,10 +5,12 @@ import "unicode/utf8"
 // A query follows one path through the text and keeps what it selects.
 // The queries that meet at a value have all taken the same number of
 // steps, since each step goes one level down: into a member, an element
-// or a document held in a string. So a set of queries at a value shares
-// the index k of the step each takes next.
+// or a document held in a string, or from a string to what a Transform
+// makes of it. So a set of queries at a value shares the index k of the
+// step each takes next.
 type query struct {
 	path   []Step
+	index  int // of the path, in FindAll's
 	result any
 	err    error // a step that needed a string met none: reported once the text has been read
 }
@@ -29,6 +31,8 @@ func (s *scanner) find(set []*query, k int) error {
 			whole = append(whole, q)
 		case q.path[k].Kind == Type:
 			q.result = typeName(c)
+		case q.path[k].Select && c == 'n':
+			q.result = nil // a multi-select of null
 		default:
 			deeper = append(deeper, q)
 		}
@@ -37,7 +41,7 @@ func (s *scanner) find(set []*query, k int) error {
 		start := s.i
 		v, err := s.value()
 		if err != nil {
-			return err
+			return onPath(whole, err, isLimit(err))
 		}
 		for _, q := range whole {
 			q.result = v
@@ -47,25 +51,15 @@ func (s *scanner) find(set []*query, k int) error {
 		}
 		// The deeper queries read the value again, in a scanner that
 		// ends where it does.
-		again := scanner{b: s.b[:s.i], i: start, depth: s.depth, quoted: s.quoted, ascii: s.ascii}
+		again := scanner{b: s.b[:s.i], i: start, depth: s.depth, quoted: s.quoted, ascii: s.ascii, budget: s.budget}
 		return again.find(deeper, k)
 	}
 	// The queries whose step fits the value go in; the others select
 	// nothing, or need the string this is not.
-	want := Member
-	switch c {
-	case '"':
-		want = Document
-	case '[':
-		want = Index
-	case '{':
-	default:
-		want = 255 // none
-	}
 	var inArr [4]*query
 	in := inArr[:0]
 	for _, q := range deeper {
-		if q.path[k].Kind == want {
+		if fits(q.path[k].Kind, c) {
 			in = append(in, q)
 			continue
 		}
@@ -74,55 +68,70 @@ func (s *scanner) find(set []*query, k int) error {
 	switch {
 	case len(in) == 0:
 		return s.skip()
-	case want == Document:
-		return s.findInString(in, k+1)
-	case want == Member:
+	case c == '"':
+		return s.findInString(in, k)
+	case c == '{':
 		return s.findMember(in, k)
 	}
 	return s.findElement(in, k)
 }
 
+// fits reports whether a step of kind goes into the value that starts
+// with c.
+func fits(kind StepKind, c byte) bool {
+	switch c {
+	case '"':
+		return kind == Document || kind == Transform
+	case '[':
+		return kind == Index || kind == Each
+	case '{':
+		return kind == Member
+	}
+	return false
+}
+
 // nothing sets the result of q, whose step k-1 selected nothing from the
-// value that starts with c: nothing, unless its path needs a string
-// later, or here (a Document step at k-1 on a value that is not one).
+// value that starts with c: nothing, unless a step needs a string there
+// (a Document or Transform step on a value that is not one) or later,
+// where null would meet it; but not past an Each step, whose projection
+// of nothing is nothing, nor past a Select step, whose multi-select of
+// nothing is nothing.
 func nothing(q *query, k int, c byte) {
 	q.result = nil
-	if q.path[k-1].Kind == Document {
-		q.err = &TypeError{Got: typeName(c)}
+	switch st := &q.path[k-1]; {
+	case st.needsString():
+		q.err = &TypeError{Name: st.Name, Got: typeName(c)}
+		return
+	case st.Kind == Each:
 		return
 	}
-	for _, st := range q.path[k:] {
-		if st.Kind == Document {
-			q.err = &TypeError{Got: "null"}
+	for i := k; i < len(q.path) && q.path[i].Kind != Each && !q.path[i].Select; i++ {
+		if st := &q.path[i]; st.needsString() {
+			q.err = &TypeError{Name: st.Name, Got: "null"}
 			return
 		}
 	}
 }
 
-// findInString takes the queries of set, at step k, into the document held
-// in the string at s.i: step k-1 of each is the Document step, which
-// refuses a document longer than its Limit.
-func (s *scanner) findInString(set []*query, k int) error {
-	at := s.i
-	var buf [512]byte // enough for most documents: no allocation
-	text, _, err := s.readString(buf[:0])
-	if err != nil {
+// onPath returns err, met by the queries of set together, as a
+// *PathError naming the first of them, when it is theirs (path): an
+// error inside a document or a transform on their path, or a value of
+// theirs past the budget. An error of the text that every path reads, or
+// one already named, is returned as it is.
+func onPath(set []*query, err error, path bool) error {
+	if _, named := err.(*PathError); named || !path || err == nil {
 		return err
 	}
-	for _, q := range set {
-		if limit := q.path[k-1].Limit; limit > 0 && len(text) > limit {
-			return &LimitError{Offset: at, Quoted: s.quoted, Limit: limit, Len: len(text)}
-		}
+	first := set[0].index
+	for _, q := range set[1:] {
+		first = min(first, q.index)
 	}
-	inner, err := newScanner(text, true)
-	if err != nil {
-		return err
-	}
-	inner.space()
-	if err := inner.find(set, k); err != nil {
-		return inner.orSyntax(err)
-	}
-	return inner.end()
+	return &PathError{Path: first, Err: err}
+}
+
+func isLimit(err error) bool {
+	_, ok := err.(*LimitError)
+	return ok
 }
 
 // findMember takes the queries of set, each at a Member step k, into the
@@ -196,7 +205,8 @@ func (s *scanner) findMember(set []*query, k int) error {
 		case w.variant != "":
 			// Not found: the variant and the name would be two names
 			// that fold to one another.
-			return &DuplicateNameError{Offset: w.variantAt, Quoted: s.quoted, Name: w.name, Variant: w.variant}
+			err := &DuplicateNameError{Offset: w.variantAt, Quoted: s.quoted, Name: w.name, Variant: w.variant}
+			return onPath(set[j:j+1], err, true)
 		case !w.found:
 			nothing(set[j], k+1, '{')
 		}
@@ -219,11 +229,29 @@ func (s *scanner) member(sub []*query, k int, closing byte) (more bool, err erro
 	return s.next(closing)
 }
 
-// findElement takes the queries of set, each at an Index step k, into the
-// array at s.i.
+// findElement takes the queries of set, each at an Index or an Each step
+// k, into the array at s.i. An Each query follows the rest of its path in
+// every element, with a query of its own there, and gets the list of
+// what they select.
 func (s *scanner) findElement(set []*query, k int) error {
 	if err := s.enter(); err != nil {
 		return err
+	}
+	var eachArr [4]*query
+	each := eachArr[:0]
+	for _, q := range set {
+		if q.path[k].Kind == Each {
+			each = append(each, q)
+		}
+	}
+	var inner []query // each one's query in the element at hand
+	var lists [][]any
+	if len(each) > 0 {
+		if err := s.spend(len(each) * sliceCost); err != nil {
+			return onPath(each, err, true)
+		}
+		inner = make([]query, len(each))
+		lists = make([][]any, len(each))
 	}
 	n := 0
 	var subArr [4]*query
@@ -231,18 +259,39 @@ func (s *scanner) findElement(set []*query, k int) error {
 	for more := s.open(']'); more; n++ {
 		sub = sub[:0]
 		for _, q := range set {
-			if q.path[k].Index == n {
+			if q.path[k].Kind == Index && q.path[k].Index == n {
 				sub = append(sub, q)
 			}
+		}
+		for j, q := range each {
+			inner[j] = query{path: q.path, index: q.index}
+			sub = append(sub, &inner[j])
 		}
 		var err error
 		if more, err = s.member(sub, k+1, ']'); err != nil {
 			return err
 		}
+		for j, q := range each {
+			r := &inner[j]
+			if r.err != nil && q.err == nil {
+				q.err = r.err
+			}
+			if r.result != nil {
+				if lists[j], err = s.appendValue(lists[j], r.result); err != nil {
+					return onPath(each[j:j+1], err, true)
+				}
+			}
+		}
 	}
 	s.depth--
+	for j, q := range each {
+		q.result = lists[j]
+		if lists[j] == nil {
+			q.result = []any{}
+		}
+	}
 	for _, q := range set {
-		if q.path[k].Index >= n {
+		if q.path[k].Kind == Index && q.path[k].Index >= n {
 			nothing(q, k+1, '[')
 		}
 	}

@@ -1,16 +1,36 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 func mem(name string) Step { return Step{Kind: Member, Name: name} }
 func idx(i int) Step       { return Step{Kind: Index, Index: i} }
 
-var jsonDoc = Step{Kind: Document}
+var (
+	jsonDoc = Step{Kind: Document}
+	each    = Step{Kind: Each}
+	toUpper = Step{Kind: Transform, Name: "upper", Transform: upperText}
+)
+
+// upperText is a Transform that upper-cases ASCII letters, spending the
+// length of its result; "fail" is an error.
+func upperText(text []byte, b Budget) ([]byte, Budget, error) {
+	if string(text) == "fail" {
+		return nil, b, errFail
+	}
+	if err := b.Spend(len(text)); err != nil {
+		return nil, b, err
+	}
+	return bytes.ToUpper(text), b, nil
+}
+
+var errFail = errors.New("the transform fails")
 
 func path(steps ...Step) []Step { return steps }
 
@@ -22,13 +42,15 @@ type (
 
 // findTests give Find's result, or a zero value of the error it returns
 // with the fields that matter set: Quoted, TypeError.Got and, when not
-// empty, DuplicateNameError.Variant.
+// empty, DuplicateNameError.Variant. budget is the Limit of Find's
+// Budget; 0 sets none.
 var findTests = []struct {
-	name string
-	doc  string
-	path []Step
-	want any
-	err  error
+	name   string
+	doc    string
+	path   []Step
+	budget int
+	want   any
+	err    error
 }{
 	{name: "member", doc: `{"a":1,"b":2}`, path: path(mem("b")), want: num("2")},
 	{name: "absent member", doc: `{"a":1}`, path: path(mem("b"))},
@@ -147,20 +169,48 @@ var findTests = []struct {
 	{name: "folded pair in the selected document", doc: `{"body":"{\"x\":1,\"X\":2}"}`, path: path(mem("body"), jsonDoc), err: &DuplicateNameError{Quoted: true}},
 	{name: "folded pair in the whole text", doc: `{"a":1,"A":2}`, err: &DuplicateNameError{}},
 
-	{name: "document at its limit", doc: `{"b":"{\"a\":1}"}`, path: path(mem("b"), limited(7), mem("a")), want: num("1")},
-	{name: "document past its limit", doc: `{"b":"{\"a\":1}"}`, path: path(mem("b"), limited(6), mem("a")), err: &LimitError{}},
-	{name: "limit on the value, not the text", doc: `{"b":"{\u0022a\u0022:1}"}`, path: path(mem("b"), limited(7), mem("a")), want: num("1")},
-	{name: "nested document past its limit", doc: `{"b":"{\"c\":\"[1,2]\"}"}`, path: path(mem("b"), limited(15), mem("c"), limited(4)), err: &LimitError{Quoted: true}},
-	{name: "limit on a document not read", doc: `{"b":"[1,2]","c":1}`, path: path(mem("c")), want: num("1")},
-}
+	// 17 bytes for the number selected in the document, which is read
+	// where it is.
+	{name: "document within the budget", doc: `{"b":"{\"a\":1}"}`, path: path(mem("b"), jsonDoc, mem("a")), budget: 17, want: num("1")},
+	{name: "value past the budget", doc: `{"b":"{\"a\":1}"}`, path: path(mem("b"), jsonDoc, mem("a")), budget: 16, err: &LimitError{Quoted: true}},
+	{name: "long document copied", doc: `{"b":"[` + strings.Repeat(`\"x\",`, 200) + `1]"}`, path: path(mem("b"), jsonDoc, idx(200)), budget: 800, err: &LimitError{}},
+	{name: "nested document past the budget", doc: `{"b":"{\"c\":\"[1,2]\"}"}`, path: path(mem("b"), jsonDoc, mem("c"), jsonDoc), budget: 100, err: &LimitError{Quoted: true}},
+	{name: "budget on a document not read", doc: `{"b":"[1,2]","c":1}`, path: path(mem("c")), budget: 17, want: num("1")},
+	// A slice and its first four slots, and two maps.
+	{name: "object within the budget", doc: `{"a":[{},{}]}`, path: path(mem("a")), budget: 184, want: arr{obj{}, obj{}}},
+	{name: "object past the budget", doc: `{"a":[{},{}]}`, path: path(mem("a")), budget: 183, err: &LimitError{}},
+	{name: "whole text past the budget", doc: `[{},{},{},{}]`, budget: 100, err: &LimitError{}},
+	{name: "transform past the budget", doc: `{"b":"abc"}`, path: path(mem("b"), toUpper), budget: 2, err: &LimitError{}},
 
-// limited is a Document step with a Limit.
-func limited(n int) Step { return Step{Kind: Document, Limit: n} }
+	{name: "each element", doc: `{"r":[{"id":1},{"x":2},{"id":"c"}]}`, path: path(mem("r"), each, mem("id")), want: arr{num("1"), "c"}},
+	{name: "each of an empty array", doc: `{"r":[]}`, path: path(mem("r"), each, mem("id")), want: arr{}},
+	{name: "each element whole", doc: `[1,null,[2]]`, path: path(each), want: arr{num("1"), arr{num("2")}}},
+	{name: "each of an object", doc: `{"r":{"id":1}}`, path: path(mem("r"), each, mem("id"))},
+	{name: "each of nothing, then a document", doc: `{}`, path: path(mem("r"), each, jsonDoc)},
+	{name: "each of a number, then a document", doc: `{"r":1}`, path: path(mem("r"), each, jsonDoc)},
+	{name: "each element's document", doc: `{"r":["{\"a\":1}","{\"a\":2}"]}`, path: path(mem("r"), each, jsonDoc, mem("a")), want: arr{num("1"), num("2")}},
+	{name: "each element's missing document", doc: `{"r":[{"b":"1"},{}]}`, path: path(mem("r"), each, mem("b"), jsonDoc), err: &TypeError{Got: "null"}},
+	{name: "each of each", doc: `[[1,2],[],{"a":1},[3]]`, path: path(each, each), want: arr{arr{num("1"), num("2")}, arr{}, arr{num("3")}}},
+	{name: "each and an index", doc: `[[1,2],[3]]`, path: path(each, idx(1)), want: arr{num("2")}},
+	{name: "variant in an element", doc: `[{"id":1},{"ID":2}]`, path: path(each, mem("id")), err: &DuplicateNameError{Variant: "ID"}},
+	{name: "each past the budget", doc: `[1,2,3,4,5]`, path: path(each), budget: 200, err: &LimitError{}},
+
+	{name: "transform", doc: `{"b":"abc"}`, path: path(mem("b"), toUpper), want: "ABC"},
+	{name: "transform, then a document", doc: `{"b":"{\"a\":1}"}`, path: path(mem("b"), toUpper, jsonDoc, mem("A")), want: num("1")},
+	{name: "document, then a transform", doc: `{"b":"\"x\""}`, path: path(mem("b"), jsonDoc, toUpper), want: "X"},
+	{name: "transform of a transform", doc: `"a"`, path: path(toUpper, toUpper), want: "A"},
+	{name: "transform's type", doc: `"a"`, path: path(toUpper, Step{Kind: Type}), want: "string"},
+	{name: "member of a transform", doc: `"a"`, path: path(toUpper, mem("a"))},
+	{name: "document on a transform's member", doc: `"a"`, path: path(toUpper, mem("a"), jsonDoc), err: &TypeError{Got: "null"}},
+	{name: "transform on a number", doc: `{"b":1}`, path: path(mem("b"), toUpper), err: &TypeError{Name: "upper", Got: "number"}},
+	{name: "transform on nothing", doc: `{}`, path: path(mem("b"), toUpper), err: &TypeError{Name: "upper", Got: "null"}},
+	{name: "transform's document not JSON", doc: `{"b":"x"}`, path: path(mem("b"), toUpper, jsonDoc), err: &SyntaxError{Quoted: true}},
+}
 
 func TestFind(t *testing.T) {
 	for _, tc := range findTests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Find([]byte(tc.doc), tc.path)
+			got, err := Find([]byte(tc.doc), &Budget{Limit: tc.budget}, tc.path)
 			if tc.err == nil {
 				if err != nil {
 					t.Fatalf("Find(%q, %v): %v", tc.doc, tc.path, err)
@@ -195,6 +245,9 @@ func checkError(t *testing.T, err, want error) {
 		var e *TypeError
 		if !errors.As(err, &e) {
 			t.Fatalf("error %v, want a *TypeError", err)
+		}
+		if e.Name != w.Name {
+			t.Errorf("TypeError.Name = %q, want %q", e.Name, w.Name)
 		}
 		if e.Got != w.Got {
 			t.Errorf("TypeError.Got = %q, want %q", e.Got, w.Got)
@@ -238,7 +291,7 @@ func TestFindDuplicates(t *testing.T) {
 	for _, tc := range duplicateTests {
 		for _, p := range [][]Step{nil, path(mem("zz")), path(idx(1), mem("zz")), path(Step{Kind: Type})} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := Find([]byte(tc.doc), p)
+				_, err := Find([]byte(tc.doc), nil, p)
 				checkError(t, err, &DuplicateNameError{})
 			})
 		}
@@ -283,7 +336,7 @@ func TestStructView(t *testing.T) {
 			t.Fatal(err)
 		}
 		pair := facts.pair || facts.quotedPair
-		if _, err := Find([]byte(tc.doc), tc.path); pair != (err != nil) {
+		if _, err := Find([]byte(tc.doc), nil, tc.path); pair != (err != nil) {
 			t.Errorf("Find(%q, %v): %v; the token stream shows a pair: %v", tc.doc, tc.path, err, pair)
 		}
 	}

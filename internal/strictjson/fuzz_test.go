@@ -37,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		valid := json.Valid(data)
-		got, err := Decode(data)
+		got, err := Decode(data, nil)
 		var se *SyntaxError
 		var de *DuplicateNameError
 		var te *InvalidTextError
@@ -93,32 +93,36 @@ func FuzzDecode(f *testing.F) {
 // in the map that json.Decoder with UseNumber decodes, and what a chain
 // of structs with one field named by each step reads; every refusal has
 // its grounds in encoding/json's token stream, and without grounds Find
-// accepts.
+// accepts. Within a budget of limit bytes (none for 0), Find gives the
+// same answer or refuses with a *LimitError.
 func FuzzFind(f *testing.F) {
 	for _, tc := range findTests {
 		if p, ok := formatPath(tc.path); ok {
-			f.Add([]byte(tc.doc), p)
+			f.Add([]byte(tc.doc), p, uint16(tc.budget))
 		}
 	}
 	for _, tc := range duplicateTests {
-		f.Add([]byte(tc.doc), "")
+		f.Add([]byte(tc.doc), "", uint16(0))
 	}
 	for _, ev := range loadEvents(f) {
 		for i, p := range ev.paths {
-			f.Add(ev.text, p)
+			f.Add(ev.text, p, uint16(i*37))
 			if i%8 == 7 {
 				// Mostly a case variant of a name on the path.
-				f.Add(ev.text, strings.ToUpper(p))
+				f.Add(ev.text, strings.ToUpper(p), uint16(0))
 			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, data []byte, p string) {
+	f.Fuzz(func(t *testing.T, data []byte, p string, limit uint16) {
 		steps := parsePath(p)
 		if len(steps) > 32 {
 			return // a longer path adds time, not cases
 		}
-		got, err := Find(data, steps)
+		got, err := Find(data, nil, steps)
 		valid := json.Valid(data)
+		var facts pathFacts
+		walkErr := facts.read(data, steps)
+		checkBudget(t, data, p, steps, int(limit), got, err)
 		var se *SyntaxError
 		if errors.As(err, &se) && !se.Quoted {
 			if valid && nesting(data) <= maxDepth {
@@ -129,18 +133,15 @@ func FuzzFind(f *testing.F) {
 		if err != nil && se == nil && !valid {
 			t.Fatalf("Find(%q, %q): %v, want a *SyntaxError: json.Valid refuses the text", data, p, err)
 		}
-		var facts pathFacts
-		walkErr := facts.read(data, steps)
 		var de *DuplicateNameError
 		var te *TypeError
 		var xe *InvalidTextError
-		var le *LimitError
 		switch {
 		case err == nil:
 			if !valid || walkErr != nil {
 				t.Fatalf("Find(%q, %q) = %#v, json.Valid refuses the text", data, p, got)
 			}
-			if facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText || facts.badDoc || facts.tooLong || len(facts.typeGot) > 0 {
+			if facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText || facts.badDoc || len(facts.typeGot) > 0 {
 				t.Fatalf("Find(%q, %q) = %#v, should refuse: %+v", data, p, got, facts)
 			}
 			checkViews(t, data, p, steps, got)
@@ -156,16 +157,12 @@ func FuzzFind(f *testing.F) {
 			if found := facts.badText && !xe.Quoted || facts.quotedBadText && xe.Quoted; !found {
 				t.Fatalf("Find(%q, %q): %v, the raw strings are Unicode: %+v", data, p, err, facts)
 			}
-		case errors.As(err, &le):
-			if !facts.tooLong {
-				t.Fatalf("Find(%q, %q): %v, no document on the path is longer than its limit", data, p, err)
-			}
 		case errors.As(err, &te):
 			if !slices.Contains(facts.typeGot, te.Got) {
 				t.Fatalf("Find(%q, %q): %v, the path meets %q at Document steps", data, p, err, facts.typeGot)
 			}
 			// Invalid text comes first, as the package documents.
-			if facts.badDoc || facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText || facts.tooLong {
+			if facts.badDoc || facts.pair || facts.quotedPair || facts.badText || facts.quotedBadText {
 				t.Fatalf("Find(%q, %q): %v on text it refuses: %+v", data, p, err, facts)
 			}
 		default:
@@ -174,9 +171,36 @@ func FuzzFind(f *testing.F) {
 	})
 }
 
+// checkBudget checks Find within a budget of limit bytes against its
+// answer without one, got and err: the same answer, having spent no more
+// than the limit, or a *LimitError.
+func checkBudget(t *testing.T, data []byte, p string, steps []Step, limit int, got any, err error) {
+	if limit == 0 {
+		return
+	}
+	b := &Budget{Limit: limit}
+	bgot, berr := Find(data, b, steps)
+	var le *LimitError
+	switch {
+	case errors.As(berr, &le):
+		if le.Limit != limit || le.Len <= limit {
+			t.Fatalf("Find(%q, %q) within %d: LimitError %+v", data, p, limit, *le)
+		}
+		return
+	case (berr == nil) != (err == nil) || berr != nil && berr.Error() != err.Error():
+		t.Fatalf("Find(%q, %q) within %d: %v; without a budget: %v", data, p, limit, berr, err)
+	case !reflect.DeepEqual(bgot, got):
+		t.Fatalf("Find(%q, %q) within %d = %#v; without a budget %#v", data, p, limit, bgot, got)
+	case b.spent > limit:
+		t.Fatalf("Find(%q, %q) spent %d of a budget of %d", data, p, b.spent, limit)
+	}
+}
+
 // FuzzFindAll checks FindAll against Find: paths, split on '|', are
 // parsed by parsePath. FindAll fails if any path fails, with the error
-// that path gives alone; otherwise result i is Find's for path i.
+// that path gives alone, in a *PathError naming it when the text alone
+// is not at fault, when every path gives it; otherwise result i is Find's
+// for path i.
 func FuzzFindAll(f *testing.F) {
 	f.Add([]byte(`{"a":{"b":1,"c":"{\"d\":[2]}"},"e":[3]}`), "a.b|a.c.#.d.0|e.0|a|a.c.#")
 	f.Add([]byte(`{"a":{"b":1,"B":2},"c":"x"}`), "c|a")
@@ -192,10 +216,10 @@ func FuzzFindAll(f *testing.F) {
 		if len(paths) > 8 {
 			return
 		}
-		got, err := FindAll(data, paths...)
+		got, err := FindAll(data, nil, paths...)
 		var errs []error
 		for i, p := range paths {
-			v, err := Find(data, p)
+			v, err := Find(data, nil, p)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -207,8 +231,21 @@ func FuzzFindAll(f *testing.F) {
 		if (err == nil) != (len(errs) == 0) {
 			t.Fatalf("FindAll(%q, %q): %v; Find: %v", data, ps, err, errs)
 		}
-		if err != nil && !slices.ContainsFunc(errs, func(e error) bool { return reflect.DeepEqual(e, err) }) {
-			t.Fatalf("FindAll(%q, %q): %v; Find: %v", data, ps, err, errs)
+		if err == nil {
+			return
+		}
+		pe, named := err.(*PathError)
+		if !named {
+			if len(errs) != len(paths) || !reflect.DeepEqual(errs[0], err) {
+				t.Fatalf("FindAll(%q, %q): %v, of the text; Find: %v", data, ps, err, errs)
+			}
+			return
+		}
+		if pe.Path < 0 || pe.Path >= len(paths) {
+			t.Fatalf("FindAll(%q, %q): path %d", data, ps, pe.Path)
+		}
+		if _, alone := Find(data, nil, paths[pe.Path]); !reflect.DeepEqual(alone, pe.Err) {
+			t.Fatalf("FindAll(%q, %q): %v, of path %d; Find of that path: %v", data, ps, pe.Err, pe.Path, alone)
 		}
 	})
 }
@@ -305,9 +342,9 @@ func eventPaths(v any, prefix []Step, paths *[]string) {
 }
 
 // parsePath reads a path written as steps joined by '.': "#" for a
-// Document step, "#" and up to four ASCII digits for one with that Limit,
-// up to four ASCII digits for an Index step, anything else for a Member
-// step. The empty text is the empty path.
+// Document step, "*" for an Each step, "~" for a Transform step that
+// leaves its text as it is, up to four ASCII digits for an Index step,
+// anything else for a Member step. The empty text is the empty path.
 func parsePath(s string) []Step {
 	if s == "" {
 		return nil
@@ -317,9 +354,10 @@ func parsePath(s string) []Step {
 		switch {
 		case seg == "#":
 			steps = append(steps, Step{Kind: Document})
-		case strings.HasPrefix(seg, "#") && isIndex(seg[1:]):
-			limit, _ := strconv.Atoi(seg[1:])
-			steps = append(steps, Step{Kind: Document, Limit: limit})
+		case seg == "*":
+			steps = append(steps, Step{Kind: Each})
+		case seg == "~":
+			steps = append(steps, same)
 		case isIndex(seg):
 			i, _ := strconv.Atoi(seg)
 			steps = append(steps, Step{Kind: Index, Index: i})
@@ -330,6 +368,12 @@ func parsePath(s string) []Step {
 	return steps
 }
 
+// same is the Transform step "~" of parsePath: a copy of the text.
+var same = Step{Kind: Transform, Name: "same", Transform: func(text []byte, b Budget) ([]byte, Budget, error) {
+	err := b.Spend(len(text))
+	return bytes.Clone(text), b, err
+}}
+
 // formatPath writes path as parsePath reads it, if it can.
 func formatPath(path []Step) (string, bool) {
 	segs := make([]string, len(path))
@@ -337,19 +381,17 @@ func formatPath(path []Step) (string, bool) {
 		switch st.Kind {
 		case Document:
 			segs[i] = "#"
-			if st.Limit > 0 {
-				segs[i] += strconv.Itoa(st.Limit)
-				if !isIndex(segs[i][1:]) {
-					return "", false
-				}
-			}
+		case Each:
+			segs[i] = "*"
+		case Transform:
+			segs[i] = "~"
 		case Index:
 			segs[i] = strconv.Itoa(st.Index)
 			if !isIndex(segs[i]) {
 				return "", false
 			}
 		case Member:
-			if strings.HasPrefix(st.Name, "#") || isIndex(st.Name) || strings.Contains(st.Name, ".") {
+			if st.Name == "#" || st.Name == "*" || st.Name == "~" || isIndex(st.Name) || strings.Contains(st.Name, ".") {
 				return "", false
 			}
 			segs[i] = st.Name

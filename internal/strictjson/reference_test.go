@@ -42,10 +42,11 @@ func newDecoder(text []byte) *json.Decoder {
 }
 
 // mapView follows path in v, a decodeStd result, as a JMESPath
-// evaluation over it does. A Document step on a non-string gives a
-// *TypeError; on a string that does not hold JSON, that decoding error.
+// evaluation over it does. A Document or Transform step on a non-string
+// gives a *TypeError; a Document step on a string that does not hold
+// JSON, that decoding error. An Each step is a projection.
 func mapView(v any, path []Step) (any, error) {
-	for _, st := range path {
+	for i, st := range path {
 		switch st.Kind {
 		case Member:
 			m, _ := v.(map[string]any)
@@ -56,10 +57,34 @@ func mapView(v any, path []Step) (any, error) {
 			if st.Index < len(a) {
 				v = a[st.Index]
 			}
-		case Document:
+		case Each:
+			a, ok := v.([]any)
+			if !ok {
+				return nil, nil
+			}
+			out := []any{}
+			for _, e := range a {
+				r, err := mapView(e, path[i+1:])
+				if err != nil {
+					return nil, err
+				}
+				if r != nil {
+					out = append(out, r)
+				}
+			}
+			return out, nil
+		case Document, Transform:
 			s, ok := v.(string)
 			if !ok {
-				return nil, &TypeError{Got: jsonType(v)}
+				return nil, &TypeError{Name: st.Name, Got: jsonType(v)}
+			}
+			if st.Kind == Transform {
+				out, _, err := st.Transform([]byte(s), Budget{})
+				if err != nil {
+					return nil, err
+				}
+				v = string(out)
+				continue
 			}
 			var err error
 			if v, err = decodeStd([]byte(s)); err != nil {
@@ -97,8 +122,14 @@ func jsonType(v any) string {
 // step's name, and slices, ending in a json.RawMessage; a Document step
 // as a string decoded in turn. It returns that RawMessage: nil when the
 // field was never set. ok is false when a name cannot be a struct tag
-// name; err is not nil when a Document step gets no string.
+// name, or the path has an Each or a Transform step; err is not nil when
+// a Document step gets no string.
 func structView(text []byte, path []Step) (raw json.RawMessage, ok bool, err error) {
+	for _, st := range path {
+		if st.Kind == Each || st.Kind == Transform {
+			return nil, false, nil // no struct field of one type reads them
+		}
+	}
 	for {
 		n := len(path)
 		for i, st := range path {
@@ -310,8 +341,7 @@ type pathFacts struct {
 	// the text, in a decoded document.
 	badText, quotedBadText bool
 	badDoc                 bool     // a Document step on a string that does not hold JSON
-	tooLong                bool     // a Document step on a document longer than its Limit
-	typeGot                []string // the JSON type of each non-string at a Document step
+	typeGot                []string // the JSON type of each non-string at a Document or Transform step
 	quoted                 bool     // reading a document held in a string
 }
 
@@ -346,7 +376,7 @@ func (f *pathFacts) read(text []byte, path []Step) error {
 // follow reads one value from d and follows path in it, as Find does: in
 // an object on the path, a name that folds to the step's name without
 // being it, with no exact match, is a pair; a Document step reads its
-// document.
+// document; an Each step follows the rest of the path in every element.
 func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 	if len(path) == 0 {
 		_, err := foldPairs(d)
@@ -358,24 +388,13 @@ func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 	}
 	st := path[0]
 	switch {
-	case st.Kind == Document:
+	case st.Kind == Document || st.Kind == Transform:
 		s, ok := tok.(string)
 		if !ok {
 			f.typeGot = append(f.typeGot, jsonType(tok))
 			return skipRest(d, tok)
 		}
-		text := []byte(s)
-		if !json.Valid(text) || nesting(text) > maxDepth {
-			f.badDoc = true
-		}
-		if st.Limit > 0 && len(text) > st.Limit {
-			f.tooLong = true
-		}
-		inner := *f
-		inner.quoted = true
-		_ = inner.read(text, path[1:])
-		inner.quoted = f.quoted
-		*f = inner
+		f.followString(s, path)
 		return nil
 	case st.Kind == Member && tok == json.Delim('{'):
 		exact, variant := false, false
@@ -419,18 +438,66 @@ func (f *pathFacts) follow(d *json.Decoder, path []Step) error {
 		if _, err := d.Token(); err != nil || st.Index < n {
 			return err
 		}
+	case st.Kind == Each && tok == json.Delim('['):
+		for d.More() {
+			if err := f.follow(d, path[1:]); err != nil {
+				return err
+			}
+		}
+		_, err := d.Token()
+		return err
 	default:
 		if err := skipRest(d, tok); err != nil {
 			return err
 		}
 	}
+	f.nothing(path)
+	return nil
+}
+
+// nothing notes the type error that a path meets when its first step
+// selects nothing: the first step after it that needs a string meets
+// null, unless a projection comes first or is that step.
+func (f *pathFacts) nothing(path []Step) {
+	if path[0].Kind == Each {
+		return
+	}
 	for _, st := range path[1:] {
-		if st.Kind == Document {
+		if st.Kind == Each {
+			return
+		}
+		if st.Kind == Document || st.Kind == Transform {
 			f.typeGot = append(f.typeGot, "null")
-			break
+			return
 		}
 	}
-	return nil
+}
+
+// followString follows path, whose first step needs a string, in the
+// string s.
+func (f *pathFacts) followString(s string, path []Step) {
+	for len(path) > 0 {
+		switch st := path[0]; st.Kind {
+		case Transform:
+			out, _, _ := st.Transform([]byte(s), Budget{})
+			s, path = string(out), path[1:]
+			continue
+		case Document:
+			text := []byte(s)
+			if !json.Valid(text) || nesting(text) > maxDepth {
+				f.badDoc = true
+			}
+			inner := *f
+			inner.quoted = true
+			_ = inner.read(text, path[1:])
+			inner.quoted = f.quoted
+			*f = inner
+		case Type:
+		default: // a Member, Index or Each step selects nothing in a string
+			f.nothing(path)
+		}
+		return
+	}
 }
 
 // skipRest reads the rest of the value that tok opened, if it did.

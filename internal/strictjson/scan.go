@@ -20,12 +20,13 @@ type scanner struct {
 	// syntaxOnly has skip check the grammar alone: for orSyntax, which
 	// looks for text that is not JSON after a refusal.
 	syntaxOnly bool
+	budget     *Budget // what the values built from b spend
 }
 
-// newScanner returns a scanner of doc, after checkText.
-func newScanner(doc []byte, quoted bool) (scanner, error) {
+// newScanner returns a scanner of doc spending from b, after checkText.
+func newScanner(doc []byte, quoted bool, b *Budget) (scanner, error) {
 	ascii, err := checkText(doc, quoted)
-	return scanner{b: doc, quoted: quoted, ascii: ascii}, err
+	return scanner{b: doc, quoted: quoted, ascii: ascii, budget: b}, err
 }
 
 // document decodes the whole text: optional whitespace, the value,
@@ -68,7 +69,8 @@ func (s *scanner) end() error {
 }
 
 // value decodes the value at s.i, refusing an object with two names that
-// fold to one another and a string holding a lone surrogate.
+// fold to one another and a string holding a lone surrogate, and spends
+// what each part of it costs before it is made.
 func (s *scanner) value() (any, error) {
 	if s.i >= len(s.b) {
 		return nil, s.syntax("unexpected end of JSON input")
@@ -84,10 +86,16 @@ func (s *scanner) value() (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := s.spend(StringCost(len(v))); err != nil {
+			return nil, err
+		}
 		return string(v), nil
 	case c == '-' || c >= '0' && c <= '9':
 		start := s.i
 		if err := s.number(); err != nil {
+			return nil, err
+		}
+		if err := s.spend(StringCost(s.i - start)); err != nil {
 			return nil, err
 		}
 		return json.Number(s.b[start:s.i]), nil
@@ -97,6 +105,9 @@ func (s *scanner) value() (any, error) {
 
 func (s *scanner) object() (any, error) {
 	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	if err := s.spend(mapCost); err != nil {
 		return nil, err
 	}
 	m := make(map[string]any)
@@ -109,6 +120,9 @@ func (s *scanner) object() (any, error) {
 			return nil, err
 		}
 		if err := s.addKey(&ns, at, key, plain); err != nil {
+			return nil, err
+		}
+		if err := s.spend(memberCost(len(m)+1) + len(key)); err != nil {
 			return nil, err
 		}
 		name := string(key)
@@ -127,13 +141,18 @@ func (s *scanner) array() (any, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	if err := s.spend(sliceCost); err != nil {
+		return nil, err
+	}
 	a := []any{}
 	for more := s.open(']'); more; {
 		v, err := s.value()
 		if err != nil {
 			return nil, err
 		}
-		a = append(a, v)
+		if a, err = s.appendValue(a, v); err != nil {
+			return nil, err
+		}
 		if more, err = s.next(']'); err != nil {
 			return nil, err
 		}

@@ -23,8 +23,7 @@
 //     its name only in a case variant is refused too, with a
 //     [*DuplicateNameError] (Variant set): a struct field of that name
 //     would be filled from the variant.
-//   - A Document step refuses a document longer than its Limit, with a
-//     [*LimitError].
+//   - A reading past its [Budget] is refused, with a [*LimitError].
 //
 // Names fold as encoding/json folds them to match a struct field: ASCII
 // letters to one case, other runes to one of their Unicode simple folding
@@ -49,6 +48,15 @@ const (
 	// Document decodes the string at hand as a JSON document, as JMESPath's
 	// powertools_json does, and goes on in it.
 	Document
+	// Transform replaces the string at hand with what the step's Transform
+	// makes of its value, a string too, and goes on with it: JMESPath's
+	// powertools_base64, say.
+	Transform
+	// Each is a projection: the rest of the path is followed in each
+	// element of the array at hand, and selects the list of what it
+	// selects in them, nothing left out; on anything but an array it
+	// selects nothing, and the rest of the path is not followed.
+	Each
 	// Type ends a path: it selects the JSON type of the value at hand
 	// ("object", "array", "string", "number", "boolean" or "null") as a
 	// string, without reading into the value.
@@ -58,42 +66,60 @@ const (
 // Step is one step of a path.
 type Step struct {
 	Kind  StepKind
-	Name  string // for Member
+	Name  string // for Member; for Document and Transform, the step's name in errors
 	Index int    // for Index, 0 or more
-	// Limit, for Document, is the length of the longest document it
-	// decodes, in bytes of the string's value; 0 sets none. It bounds
-	// what a path can make a reader decode beyond the text it was given.
-	Limit int
+	// Select marks the first step of an element of a multi-select over
+	// the value at hand, as JMESPath's a.[b, c]: when that value is null,
+	// or the path before selected nothing, the path selects nothing, and
+	// no step after it meets null.
+	Select bool
+	// Transform, for a Transform step, makes the step's string from the
+	// value of the one at hand, which it only reads, spending what it
+	// allocates from b, a copy of the reading's budget, which it returns
+	// as it leaves it (by value, so that no pointer of the reading's
+	// reaches it: through a function value, it would move every buffer
+	// the reading holds to the heap). Its error is the reading's. It must
+	// return UTF-8 text, in an array of its own that the reading keeps: a
+	// value the path selects may be a string of it.
+	Transform func(text []byte, b Budget) ([]byte, Budget, error)
 }
+
+// needsString reports whether the step reads the value of a string.
+func (st *Step) needsString() bool { return st.Kind == Document || st.Kind == Transform }
 
 // Find validates doc and returns the value that path selects in it, or nil
 // when the path selects nothing: a member that is absent, an index past the
 // end, a Member step on anything but an object or an Index step on anything
-// but an array. A Document step that gets anything but a string fails with
-// a [*TypeError], once all the text has been read; text that is not JSON
-// with a [*SyntaxError]; text that encoding/json could read two ways (see
-// the package documentation) with a [*DuplicateNameError] or an
-// [*InvalidTextError]; a document longer than its step's Limit with a
+// but an array. A Document or Transform step that gets anything but a
+// string fails with a [*TypeError], once all the text has been read; text
+// that is not JSON with a [*SyntaxError]; text that encoding/json could
+// read two ways (see the package documentation) with a
+// [*DuplicateNameError] or an [*InvalidTextError]; a reading past b with a
 // [*LimitError].
-func Find(doc []byte, path []Step) (any, error) {
-	v, err := FindAll(doc, path)
+func Find(doc []byte, b *Budget, path []Step) (any, error) {
+	v, err := FindAll(doc, b, path)
 	if err != nil {
+		if pe, ok := err.(*PathError); ok {
+			return nil, pe.Err
+		}
 		return nil, err
 	}
 	return v[0], nil
 }
 
-// FindAll is [Find] for several paths, in one pass over doc: result i is
-// what paths[i] selects. It fails if any path fails, with the first error
-// met.
-func FindAll(doc []byte, paths ...[]Step) ([]any, error) {
+// FindAll is [Find] for several paths, in one pass over doc, within one
+// budget: result i is what paths[i] selects. It fails if any path fails,
+// with the first error met: a [*PathError] naming the path, when the text
+// alone is not at fault.
+func FindAll(doc []byte, b *Budget, paths ...[]Step) ([]any, error) {
 	qs := make([]query, len(paths))
 	set := make([]*query, len(paths))
 	for i, p := range paths {
 		qs[i].path = p
+		qs[i].index = i
 		set[i] = &qs[i]
 	}
-	s, err := newScanner(doc, false)
+	s, err := newScanner(doc, false, b)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +134,7 @@ func FindAll(doc []byte, paths ...[]Step) ([]any, error) {
 	// all the text is known to be JSON: invalid text comes first.
 	for i := range qs {
 		if qs[i].err != nil {
-			return nil, qs[i].err
+			return nil, &PathError{Path: i, Err: qs[i].err}
 		}
 	}
 	results := make([]any, len(qs))
@@ -118,11 +144,12 @@ func FindAll(doc []byte, paths ...[]Step) ([]any, error) {
 	return results, nil
 }
 
-// Decode validates and decodes doc, refusing any object with two names that
-// fold to one another (a [*DuplicateNameError]) and any string holding
-// text that is not Unicode (an [*InvalidTextError]).
-func Decode(doc []byte) (any, error) {
-	s, err := newScanner(doc, false)
+// Decode validates and decodes doc within b, refusing any object with two
+// names that fold to one another (a [*DuplicateNameError]), any string
+// holding text that is not Unicode (an [*InvalidTextError]) and a
+// document whose values cost more than b allows (a [*LimitError]).
+func Decode(doc []byte, b *Budget) (any, error) {
+	s, err := newScanner(doc, false, b)
 	if err != nil {
 		return nil, err
 	}

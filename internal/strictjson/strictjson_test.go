@@ -121,7 +121,7 @@ func TestDecodeGrammar(t *testing.T) {
 			if json.Valid([]byte(tc.doc)) != tc.valid {
 				t.Fatalf("json.Valid(%q) = %v: the table is wrong", tc.doc, !tc.valid)
 			}
-			got, err := Decode([]byte(tc.doc))
+			got, err := Decode([]byte(tc.doc), nil)
 			if !tc.valid {
 				var se *SyntaxError
 				if !errors.As(err, &se) {
@@ -174,7 +174,7 @@ func TestDecodeValues(t *testing.T) {
 		{"sharp s does not fold to ss", `{"ss":1,"\u00df":2}`, M{"ss": N("1"), "\u00df": N("2")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Decode([]byte(tc.doc))
+			got, err := Decode([]byte(tc.doc), nil)
 			if err != nil {
 				t.Fatalf("Decode(%q): %v", tc.doc, err)
 			}
@@ -288,7 +288,7 @@ func TestDecodeText(t *testing.T) {
 			if !json.Valid([]byte(tc.doc)) || hasBadText([]byte(tc.doc)) != (tc.at >= 0) {
 				t.Fatalf("%q: the table is wrong", tc.doc)
 			}
-			got, err := Decode([]byte(tc.doc))
+			got, err := Decode([]byte(tc.doc), nil)
 			if tc.at < 0 {
 				std, _ := decodeStd([]byte(tc.doc))
 				if err != nil || !reflect.DeepEqual(got, tc.want) || !reflect.DeepEqual(got, std) {
@@ -302,7 +302,7 @@ func TestDecodeText(t *testing.T) {
 			}
 			// Skipped rather than decoded, and in a document held in a
 			// string.
-			_, err = Find([]byte(tc.doc), []Step{{Kind: Type}})
+			_, err = Find([]byte(tc.doc), nil, []Step{{Kind: Type}})
 			if !errors.As(err, &te) || te.Offset != tc.at {
 				t.Errorf("Find(%q, Type): %v; want an *InvalidTextError at %d", tc.doc, err, tc.at)
 			}
@@ -310,7 +310,7 @@ func TestDecodeText(t *testing.T) {
 				return // a string cannot hold it and be valid
 			}
 			quoted, _ := json.Marshal(tc.doc)
-			_, err = Find(quoted, []Step{{Kind: Document}, {Kind: Type}})
+			_, err = Find(quoted, nil, []Step{{Kind: Document}, {Kind: Type}})
 			if !errors.As(err, &te) || !te.Quoted || te.Offset != tc.at {
 				t.Errorf("Find(%s, Document Type): %v; want a quoted *InvalidTextError at %d", quoted, err, tc.at)
 			}
@@ -324,7 +324,7 @@ func TestDecodeDuplicateNames(t *testing.T) {
 			if !json.Valid([]byte(tc.doc)) || !hasFoldPair([]byte(tc.doc)) {
 				t.Fatalf("%q: the table is wrong", tc.doc)
 			}
-			got, err := Decode([]byte(tc.doc))
+			got, err := Decode([]byte(tc.doc), nil)
 			var de *DuplicateNameError
 			if !errors.As(err, &de) {
 				t.Fatalf("Decode(%q) = %#v, %v; want a *DuplicateNameError", tc.doc, got, err)
@@ -340,48 +340,51 @@ func TestDecodeDepth(t *testing.T) {
 	nest := func(n int) []byte {
 		return []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
 	}
-	if _, err := Decode(nest(maxDepth)); err != nil {
+	if _, err := Decode(nest(maxDepth), nil); err != nil {
 		t.Errorf("Decode of %d nested arrays: %v", maxDepth, err)
 	}
 	// encoding/json accepts 10000 levels; the contract lets this package
 	// refuse them.
 	for _, n := range []int{maxDepth + 1, maxDepth + 2} {
 		var se *SyntaxError
-		if _, err := Decode(nest(n)); !errors.As(err, &se) {
+		if _, err := Decode(nest(n), nil); !errors.As(err, &se) {
 			t.Errorf("Decode of %d nested arrays: %v, want a *SyntaxError", n, err)
 		}
 	}
 	obj := []byte(strings.Repeat(`{"a":`, maxDepth+1) + "1" + strings.Repeat("}", maxDepth+1))
 	var se *SyntaxError
-	if _, err := Decode(obj); !errors.As(err, &se) {
+	if _, err := Decode(obj, nil); !errors.As(err, &se) {
 		t.Errorf("Decode of %d nested objects: %v, want a *SyntaxError", maxDepth+1, err)
 	}
 }
 
 // TestSyntaxBeforeDuplicate checks that text that is not JSON is reported
 // as such, even when names that fold together, text that is not Unicode
-// or a document past its limit come before the fault.
+// or a reading past its budget come before the fault.
 func TestSyntaxBeforeDuplicate(t *testing.T) {
 	for _, tc := range []struct {
-		doc  string
-		path []Step
+		doc   string
+		path  []Step
+		limit int // of the budget
 	}{
-		{`{"a":1,"A":2} x`, nil},
-		{`{"A":1} x`, []Step{{Kind: Member, Name: "a"}}},
-		{`{"a":1,"A":2,`, nil},
-		{`{"b":"{\"a\":1,\"a\":2,"}`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}, {Kind: Member, Name: "a"}}},
-		{`{"a":1,"A":2} x`, []Step{{Kind: Type}}},
-		{`["\ud800"] x`, nil},
-		{`["\ud800"] x`, []Step{{Kind: Type}}},
-		{`{"\udc00":1} x`, []Step{{Kind: Member, Name: "a"}}},
-		{`{"b":"\"\\ud800\""} x`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}}},
-		{`{"b":"[1,2]"} x`, []Step{{Kind: Member, Name: "b"}, {Kind: Document, Limit: 2}}},
+		{`{"a":1,"A":2} x`, nil, 0},
+		{`{"A":1} x`, []Step{{Kind: Member, Name: "a"}}, 0},
+		{`{"a":1,"A":2,`, nil, 0},
+		{`{"b":"{\"a\":1,\"a\":2,"}`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}, {Kind: Member, Name: "a"}}, 0},
+		{`{"a":1,"A":2} x`, []Step{{Kind: Type}}, 0},
+		{`["\ud800"] x`, nil, 0},
+		{`["\ud800"] x`, []Step{{Kind: Type}}, 0},
+		{`{"\udc00":1} x`, []Step{{Kind: Member, Name: "a"}}, 0},
+		{`{"b":"\"\\ud800\""} x`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}}, 0},
+		{`{"b":"[1,2]"} x`, []Step{{Kind: Member, Name: "b"}, {Kind: Document}}, 2},
+		{`[{},{},{}] x`, nil, 100},
 	} {
 		var err error
+		b := &Budget{Limit: tc.limit}
 		if tc.path == nil {
-			_, err = Decode([]byte(tc.doc))
+			_, err = Decode([]byte(tc.doc), b)
 		} else {
-			_, err = Find([]byte(tc.doc), tc.path)
+			_, err = Find([]byte(tc.doc), b, tc.path)
 		}
 		var syntax *SyntaxError
 		if !errors.As(err, &syntax) {

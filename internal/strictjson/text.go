@@ -208,7 +208,15 @@ func (s *scanner) readString(buf []byte) (v []byte, verbatim bool, err error) {
 		s.i = i + 1
 		return b[start:i], true, nil
 	}
-	dst := append(buf, b[start:i]...)
+	dst := buf
+	if end, _ := stringEnd(b, start); end < len(b) && b[end] == '"' && end-start > cap(buf)-len(buf) {
+		// Room for the whole value at once, where appending would
+		// grow through arrays of up to twice its size.
+		if n := len(buf) + decodedLen(b, start, end); n > cap(buf) {
+			dst = append(make([]byte, 0, n), buf...)
+		}
+	}
+	dst = append(dst, b[start:i]...)
 	for {
 		if i >= len(b) {
 			return nil, false, s.syntaxAt(i, "unexpected end of JSON input in a string")
@@ -241,6 +249,31 @@ func (s *scanner) readString(buf []byte) (v []byte, verbatim bool, err error) {
 		dst = append(dst, b[i:run]...)
 		i = run
 	}
+}
+
+// decodedLen is the length of the value of the string whose contents,
+// valid in grammar, are b[i:end]: at most end-i, since no escape is
+// shorter than what it stands for.
+func decodedLen(b []byte, i, end int) int {
+	n := 0
+	for i < end {
+		switch {
+		case b[i] != '\\':
+			n++
+			i++
+		case b[i+1] != 'u':
+			n++
+			i += 2
+		default:
+			r, size := escapedRune(b[i:end])
+			if r < 0 {
+				r = utf8.RuneError // refused when read
+			}
+			n += utf8.RuneLen(r)
+			i += size
+		}
+	}
+	return n
 }
 
 // escapedRune returns the rune of the valid \u escape that b starts

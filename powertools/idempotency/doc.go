@@ -31,7 +31,8 @@
 // reading, before any store call, that validates all of them and refuses
 // text that could be read two ways: names that encoding/json would take
 // for one, anywhere; a case variant of a name an expression looks up;
-// invalid UTF-8; a decoded document past its limit ([WithDecodeLimit]).
+// invalid UTF-8; a request that decodes past the invocation's budget
+// ([WithDecodeLimit]).
 // docs/security.md states the rules. Such a request, or one on which an
 // expression fails (powertools_json on a body that is not JSON), gets an
 // [*InvalidEventError] on every call, replays included; an expression that

@@ -173,25 +173,18 @@ func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err e
 // payload, or an *InvalidEventError. It is the one reading of a request,
 // whichever entry point turned it into bytes (an event, a typed handler's
 // event, a function wrapper's argument, an HTTP request): jmespath's
-// SearchJSONAll reads it in one pass for both expressions, with a strict
-// scanner that validates all of it and refuses text that a struct decoding
-// could read otherwise than the search does (docs/security.md), so that
-// the key, the payload hash and the user's code see one request.
+// SearchJSONAll reads it in one pass for both expressions, within one
+// decoding budget (WithDecodeLimit), with a strict scanner that validates
+// all of it and refuses text that a struct decoding could read otherwise
+// than the search does (docs/security.md), so that the key, the payload
+// hash and the user's code see one request.
 func (e *engine) read(payload []byte) (key, validated any, err error) {
-	exprs := e.exprs
-	values, err := jmespath.SearchJSONAll(payload, exprs...)
-	if err != nil && len(exprs) == 1 {
-		return nil, nil, &InvalidEventError{Expression: exprs[0].String(), Err: err}
+	values, err := jmespath.SearchJSONAll(payload, e.exprs...)
+	if xe, ok := err.(*jmespath.ExpressionError); ok {
+		return nil, nil, &InvalidEventError{Expression: xe.Expression.String(), Err: xe.Err}
 	}
 	if err != nil {
-		// Name the expression that fails: on this path only, the event
-		// is read once more per expression.
-		for _, x := range exprs {
-			if _, xErr := x.SearchJSON(payload); xErr != nil {
-				return nil, nil, &InvalidEventError{Expression: x.String(), Err: xErr}
-			}
-		}
-		return nil, nil, &InvalidEventError{Expression: "@", Err: err}
+		return nil, nil, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
 	}
 	if len(values) > 1 {
 		validated = values[1]

@@ -220,16 +220,22 @@ func WithJMESPathFunctions(fns ...jmespath.Function) Option {
 	return func(o *options) { o.functions = fns; o.set("WithJMESPathFunctions") }
 }
 
-// WithDecodeLimit sets, in bytes, the largest output that the key and
-// payload validation expressions may decode with powertools_base64 and
-// powertools_base64_gzip, and the longest text they may decode with
-// powertools_json; a request that needs more is refused with an
-// [*InvalidEventError], and decompression stops at the limit, so that a
-// small compressed record cannot make an invocation allocate without end
-// (docs/security.md). A limit that is not above 0 is a [*ConfigError].
+// WithDecodeLimit sets, in bytes, an invocation's decoding budget: all
+// that the key and payload validation expressions decode in it, together
+// (base64 and gzip output, JSON held in strings, the values they select,
+// projections over many records, multi-selects), each counted as it is
+// made at the memory it takes. A request that needs more is refused with
+// an [*InvalidEventError] before any store call; decompression stops
+// where the budget ends, so that a small compressed record cannot make an
+// invocation allocate without end. What an invocation's reading of its
+// request allocates, its key and payload hash included, stays under three
+// times the limit (docs/security.md). A key or validation on the whole
+// event decodes all of it, at 2.5 to 6 times its size for AWS's events:
+// past a few MB of small values, key on a path or raise the limit. A
+// limit that is not above 0 is a [*ConfigError].
 //
 // Default: the limit of github.com/gopowertools/lambda/jmespath.WithDecodeLimit,
-// which holds every payload AWS delivers.
+// 16 MiB, which holds every payload AWS delivers read through a path to it.
 func WithDecodeLimit(n int) Option {
 	return func(o *options) { o.decodeLimit = n; o.set("WithDecodeLimit") }
 }
