@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"container/list"
 	"sync"
 	"time"
@@ -25,8 +26,9 @@ func newCache(size int) *cache {
 	return &cache{size: size, order: list.New(), entries: make(map[string]*list.Element, size)}
 }
 
-// get returns the COMPLETED record for key if one is cached and not expired
-// at now. The record is shared: callers must not modify it.
+// get returns a copy of the COMPLETED record for key if one is cached and
+// not expired at now: its Response is the caller's, who may return it to
+// a caller that changes it.
 func (c *cache) get(key string, now time.Time) *Record {
 	if c == nil {
 		return nil
@@ -44,29 +46,36 @@ func (c *cache) get(key string, now time.Time) *Record {
 		return nil
 	}
 	c.order.MoveToFront(el)
-	return rec
+	return copyRecord(rec)
 }
 
 // put caches a copy of rec, a COMPLETED record, evicting the least recently
-// used record when full. The copy keeps the cache independent of what the
-// store or a replay hook later does with rec; the Response bytes are shared,
-// as nothing in this package writes to them.
+// used record when full. The copy, Response bytes included, keeps the
+// cache independent of what the store, a replay hook or the caller that
+// gets rec.Response later does with rec.
 func (c *cache) put(rec *Record) {
 	if c == nil || rec.Status != StatusComplete {
 		return
 	}
-	cp := *rec
+	cp := copyRecord(rec)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[rec.Key]; ok {
-		el.Value = &cp
+		el.Value = cp
 		c.order.MoveToFront(el)
 		return
 	}
-	c.entries[rec.Key] = c.order.PushFront(&cp)
+	c.entries[rec.Key] = c.order.PushFront(cp)
 	if c.order.Len() > c.size {
 		oldest := c.order.Back()
 		c.order.Remove(oldest)
 		delete(c.entries, oldest.Value.(*Record).Key)
 	}
+}
+
+// copyRecord returns a copy of rec with its own Response bytes.
+func copyRecord(rec *Record) *Record {
+	cp := *rec
+	cp.Response = bytes.Clone(rec.Response)
+	return &cp
 }

@@ -34,6 +34,23 @@ func TestLocalCache(t *testing.T) {
 		}
 	})
 
+	// The caller owns what Invoke returns: bytes it changes in place,
+	// the first response's or a replay's, are not what later replays
+	// return.
+	t.Run("the cache keeps its own copy", func(t *testing.T) {
+		f := newFixture(t, nil, idempotency.WithLocalCache(2))
+		for range 3 {
+			resp, err := f.invoke(t, event)
+			if err != nil || string(resp) != response {
+				t.Fatalf("got %s, %v; want %s", resp, err, response)
+			}
+			clear(resp)
+		}
+		if f.calls.Load() != 1 || f.store.Counts().Acquire != 1 {
+			t.Errorf("%d runs, %d Acquire calls; want 1 and 1: the replays come from the cache", f.calls.Load(), f.store.Counts().Acquire)
+		}
+	})
+
 	t.Run("a replayed record is cached too", func(t *testing.T) {
 		f := newFixture(t, nil, idempotency.WithLocalCache(2))
 		f.store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusComplete,

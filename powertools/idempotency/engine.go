@@ -107,8 +107,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 
 	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
-		cp := *rec // the hook gets its own copy, not the cache's
-		return e.replay(ctx, &cp, hash)
+		return e.replay(ctx, rec, hash) // a copy: the hook's and the caller's
 	}
 
 	l := &lease{rec: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(), PayloadHash: hash}}

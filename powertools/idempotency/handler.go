@@ -50,9 +50,9 @@ func New[In, Out any](store Store, fn func(context.Context, In) (Out, error), op
 // Invoke handles one event. The key and the validated payload are selected
 // from the raw event; the event is decoded into In only when fn runs, and
 // the response is encoded once, stored, and returned. A duplicate gets the
-// stored bytes, which the caller must not modify. fn's own error is
-// returned unchanged; the other errors are listed in the package
-// documentation.
+// stored bytes. The bytes returned are the caller's: a local cache keeps
+// its own copy. fn's own error is returned unchanged; the other errors are
+// listed in the package documentation.
 func (h *Handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	if h == nil || h.engine == nil {
 		return nil, &ConfigError{Name: "Handler", Err: errors.New("not built with Wrap or New")}
