@@ -49,6 +49,7 @@ type options struct {
 	metrics                    io.Writer // nil: off
 	namespace                  string
 	outcomeLog                 bool
+	former                     formerValidation // an adapter's, replaced by its default
 
 	defaults []Option          // WithDefaults
 	env      map[string]string // WithEnvironment; nil: the process's
@@ -297,6 +298,9 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	e.keyMulti = e.keyExpr.MultiSelect()
 	if e.validation, err = compile("WithPayloadValidation", o.validation); err != nil {
 		return nil, err
+	}
+	if e.former, err = compileFormer(o, jopts...); err != nil {
+		return nil, bad("WithPayloadValidation", err)
 	}
 	e.exprs = []*jmespath.Expression{e.keyExpr}
 	if e.validation != nil {

@@ -27,13 +27,13 @@ func (e *engine) duplicate(ctx context.Context, existing *Record, hash string, p
 	switch existing.Status {
 	case StatusComplete:
 		e.cache.put(existing)
-		res, err = e.replay(ctx, existing, hash)
+		res, err = e.replay(ctx, existing, hash, payload)
 		return res, err, false
 	case StatusUncertain:
 		res, err = e.resolve(ctx, existing, hash, payload, fn, now)
 		return res, err, false
 	case StatusInProgress:
-		if err := e.checkPayload(key, existing, hash); err != nil {
+		if err := e.checkPayload(key, existing, hash, payload); err != nil {
 			return result{key: key, outcome: OutcomeConflict}, err, false
 		}
 		return e.inProgress(ctx, existing, hash, payload, fn, now)
@@ -43,9 +43,9 @@ func (e *engine) duplicate(ctx context.Context, existing *Record, hash string, p
 
 // replay returns the response stored in rec, a COMPLETED record, after
 // checking the payload. An error of the replay hook is a replay's.
-func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, error) {
+func (e *engine) replay(ctx context.Context, rec *Record, hash string, payload []byte) (result, error) {
 	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
-	if err := e.checkPayload(rec.Key, rec, hash); err != nil {
+	if err := e.checkPayload(rec.Key, rec, hash, payload); err != nil {
 		return result{key: rec.Key, outcome: OutcomeConflict}, err
 	}
 	if rec.ResponseOmitted {
@@ -65,15 +65,19 @@ func (e *engine) replay(ctx context.Context, rec *Record, hash string) (result, 
 // a replay of rec returns.
 type replayFunc func(ctx context.Context, rec *Record) ([]byte, error)
 
-// checkPayload compares the stored payload hash with the event's. A
-// COMPLETED or UNCERTAIN record stored before validation was turned on has
-// no hash and conflicts: the middleware cannot tell that it was the same
-// request, and will not replay its response, or settle its outcome, for
-// another. An INPROGRESS one without a hash does not: a duplicate gets
-// nothing from it but an *InProgressError, and meets the record it
-// becomes on a retry.
-func (e *engine) checkPayload(key string, rec *Record, hash string) error {
+// checkPayload compares the stored payload hash with the hash of payload,
+// the event's. A COMPLETED or UNCERTAIN record stored before validation
+// was turned on has no hash and conflicts: the middleware cannot tell
+// that it was the same request, and will not replay its response, or
+// settle its outcome, for another. An INPROGRESS one without a hash does
+// not: a duplicate gets nothing from it but an *InProgressError, and
+// meets the record it becomes on a retry. One stored under an adapter's
+// former default validation matches by that expression's hash.
+func (e *engine) checkPayload(key string, rec *Record, hash string, payload []byte) error {
 	if e.validation == nil || rec.PayloadHash == hash || (rec.Status == StatusInProgress && rec.PayloadHash == "") {
+		return nil
+	}
+	if e.formerMatch(rec, payload) {
 		return nil
 	}
 	return &PayloadConflictError{Key: key, StoredHash: rec.PayloadHash, EventHash: hash}
@@ -196,7 +200,7 @@ func (e *engine) inProgress(ctx context.Context, rec *Record, hash string, paylo
 		case next.Status != StatusInProgress:
 			return e.duplicate(ctx, next, hash, payload, fn, now)
 		}
-		if err := e.checkPayload(key, next, hash); err != nil {
+		if err := e.checkPayload(key, next, hash, payload); err != nil {
 			// Taken over since by a request with another payload.
 			return result{key: key, outcome: OutcomeConflict}, err, false
 		}
@@ -246,7 +250,7 @@ type reconcileFunc func(ctx context.Context, key string) (resp []byte, happened 
 // resolve answers a duplicate of the UNCERTAIN record existing.
 func (e *engine) resolve(ctx context.Context, existing *Record, hash string, payload []byte, fn call, now time.Time) (result, error) {
 	key := existing.Key
-	if err := e.checkPayload(key, existing, hash); err != nil {
+	if err := e.checkPayload(key, existing, hash, payload); err != nil {
 		return result{key: key, outcome: OutcomeConflict}, err
 	}
 	uncertain := result{key: key, outcome: OutcomeUncertain}

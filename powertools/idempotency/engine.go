@@ -24,6 +24,7 @@ type engine struct {
 	keyExpr      *jmespath.Expression // "@" for the whole payload
 	keyMulti     bool                 // keyExpr ends in a multi-select (see missing)
 	validation   *jmespath.Expression // nil: no payload validation
+	former       *jmespath.Expression // nil: no former validation (see formerMatch)
 	prefix       string
 	keys         keyformat.Format // how keys and payload hashes are made
 	keyRequired  bool
@@ -107,7 +108,7 @@ func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error
 
 	now := e.now()
 	if rec := e.cache.get(key, now); rec != nil {
-		return e.replay(ctx, rec, hash) // a copy: the hook's and the caller's
+		return e.replay(ctx, rec, hash, payload) // a copy: the hook's and the caller's
 	}
 
 	l := &lease{rec: Record{Key: key, Status: StatusInProgress, LeaseToken: newLeaseToken(), PayloadHash: hash}}

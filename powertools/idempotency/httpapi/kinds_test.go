@@ -19,6 +19,7 @@ import (
 
 type httpReq struct {
 	method, path, body string
+	base64             bool   // isBase64Encoded: the body is the bytes' base64
 	client             string // the authorizer's principal
 	headers            map[string]string
 	multi              map[string][]string // a header sent several times
@@ -126,7 +127,7 @@ var kinds = []kind{
 		func(r httpReq) events.APIGatewayProxyRequest {
 			headers, multi := both(r)
 			return events.APIGatewayProxyRequest{
-				Resource: r.path, Path: r.path, HTTPMethod: r.method, Headers: headers, MultiValueHeaders: multi, Body: r.body,
+				Resource: r.path, Path: r.path, HTTPMethod: r.method, Headers: headers, MultiValueHeaders: multi, Body: r.body, IsBase64Encoded: r.base64,
 				RequestContext: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"principalId": r.client}},
 			}
 		},
@@ -147,7 +148,7 @@ var kinds = []kind{
 	newKind("HTTP API", true,
 		func(r httpReq) events.APIGatewayV2HTTPRequest {
 			return events.APIGatewayV2HTTPRequest{
-				Version: "2.0", RouteKey: r.method + " " + r.path, RawPath: r.path, Headers: joined(r), Body: r.body,
+				Version: "2.0", RouteKey: r.method + " " + r.path, RawPath: r.path, Headers: joined(r), Body: r.body, IsBase64Encoded: r.base64,
 				RequestContext: events.APIGatewayV2HTTPRequestContext{
 					HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: r.method, Path: r.path},
 					Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
@@ -179,7 +180,7 @@ var kinds = []kind{
 				headers[k] = v[len(v)-1]
 			}
 			headers["x-amzn-oidc-identity"] = r.client
-			return events.ALBTargetGroupRequest{HTTPMethod: r.method, Path: r.path, Headers: headers, Body: r.body}
+			return events.ALBTargetGroupRequest{HTTPMethod: r.method, Path: r.path, Headers: headers, Body: r.body, IsBase64Encoded: r.base64}
 		},
 		func(req events.ALBTargetGroupRequest) httpReq {
 			return httpReq{method: req.HTTPMethod, path: req.Path, body: req.Body, headers: req.Headers}
@@ -196,7 +197,7 @@ var kinds = []kind{
 		func(r httpReq) events.ALBTargetGroupRequest {
 			_, multi := both(r)
 			multi["x-amzn-oidc-identity"] = []string{r.client}
-			return events.ALBTargetGroupRequest{HTTPMethod: r.method, Path: r.path, MultiValueHeaders: multi, Body: r.body}
+			return events.ALBTargetGroupRequest{HTTPMethod: r.method, Path: r.path, MultiValueHeaders: multi, Body: r.body, IsBase64Encoded: r.base64}
 		},
 		func(req events.ALBTargetGroupRequest) httpReq {
 			headers := map[string]string{}
@@ -220,7 +221,7 @@ var kinds = []kind{
 	newKind("function URL", true,
 		func(r httpReq) events.LambdaFunctionURLRequest {
 			return events.LambdaFunctionURLRequest{
-				Version: "2.0", RawPath: r.path, Headers: joined(r), Body: r.body,
+				Version: "2.0", RawPath: r.path, Headers: joined(r), Body: r.body, IsBase64Encoded: r.base64,
 				RequestContext: events.LambdaFunctionURLRequestContext{
 					HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: r.method, Path: r.path},
 					Authorizer: &events.LambdaFunctionURLRequestContextAuthorizerDescription{

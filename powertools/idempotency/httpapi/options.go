@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/hook"
 )
 
 // Option configures [New] and [Wrap]. Options are checked when the wrapper
@@ -39,9 +40,11 @@ const defaultReplayedHeader = "Idempotency-Replayed"
 // The key replaces any key expression, given with
 // idempotency.WithEventKey or in POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH,
 // and required replaces idempotency.WithKeyRequired. The payload
-// validation expression defaults to "body": a key reused with another body
-// gets 422. idempotency.WithPayloadValidation, or its environment
-// variable, replaces it, and "" turns it off.
+// validation expression defaults to "[body, isBase64Encoded]", the bytes
+// the handler reads: a key reused with another body, or with the same
+// text as base64 where it was not, gets 422.
+// idempotency.WithPayloadValidation, or its environment variable,
+// replaces it, and "" turns it off.
 //
 // Default: off: the key is what the middleware's key expression selects
 // from the event, as without the adapter.
@@ -135,6 +138,16 @@ func (c *config) check(req reflect.Type) error {
 	return nil
 }
 
+// bodyValidation is the default payload validation with the key header:
+// the body and how the handler decodes it. Before, it was the body alone,
+// formerBodyValidation, which isBase64Encoded flipped did not change
+// although the bytes the handler reads differ; its records, a string's
+// hash where the new ones are a list's, still match while they live.
+const (
+	bodyValidation       = "[body, isBase64Encoded]"
+	formerBodyValidation = "body"
+)
+
 // middlewareOptions are the options of the middleware: with the header as
 // the key, a default validation first (so that the user's default, the
 // environment and the user's option all win over it), and the key last (so
@@ -143,7 +156,8 @@ func (c *config) middlewareOptions() []idempotency.Option {
 	if !c.keyHeader {
 		return c.idempotency
 	}
-	opts := []idempotency.Option{idempotency.WithDefaults(idempotency.WithPayloadValidation("body"))}
+	former := hook.FormerValidation(bodyValidation, formerBodyValidation).(idempotency.Option)
+	opts := []idempotency.Option{idempotency.WithDefaults(idempotency.WithPayloadValidation(bodyValidation), former)}
 	opts = append(opts, c.idempotency...)
 	return append(opts, idempotency.WithEventKey(scopeMember), idempotency.WithKeyRequired(c.keyRequired))
 }

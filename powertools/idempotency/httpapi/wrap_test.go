@@ -103,6 +103,47 @@ var outcomes = []struct {
 		}
 		f.wantRuns(1)
 	}},
+	// The handler decodes another body when isBase64Encoded says the
+	// text is base64: the same text with the flag flipped is another
+	// payload, whichever came first.
+	{"body encoding flipped: 422", func(t *testing.T, k kind) {
+		for _, first := range []bool{false, true} {
+			f := newFixture(t, k, nil)
+			req := pay("k1")
+			req.body, req.base64 = "eyJhbW91bnQiOjV9", first // {"amount":5}
+			f.mustCall(req)
+			req.base64 = !first
+			wantProblem(t, f.mustCall(req), http.StatusUnprocessableEntity, "key-reused")
+			f.wantRuns(1)
+		}
+	}},
+	// Records written while the default validation was the body alone
+	// (an in-flight request, or a completed one whose client retries
+	// across the deploy) are answered from their record: replayed, or
+	// in progress, not refused as another payload.
+	{"record of the former default: replayed", func(t *testing.T, k kind) {
+		f := newFixture(t, k, nil)
+		before := newFixture(t, k, f.store, httpapi.WithOptions(idempotency.WithPayloadValidation("body")))
+		first := before.mustCall(pay("k1"))
+		dup := f.mustCall(pay("k1"))
+		if dup.status != first.status || dup.body != first.body {
+			t.Errorf("retry after the deploy: %d %s, want the replay of %d %s", dup.status, dup.body, first.status, first.body)
+		}
+		if v, _ := dup.header("Idempotency-Replayed"); v != "true" {
+			t.Errorf("retry after the deploy not marked replayed")
+		}
+		other := pay("k1")
+		other.body = `{"amount":500}`
+		wantProblem(t, f.mustCall(other), http.StatusUnprocessableEntity, "key-reused")
+		rec := f.record()
+		rec.Status, rec.Response, rec.LeaseToken = idempotency.StatusInProgress, nil, "other"
+		rec.LeaseEnd = time.Now().Add(30 * time.Second)
+		f.store.Put(&rec)
+		wantProblem(t, f.mustCall(pay("k1")), http.StatusConflict, "in-progress")
+		if runs := before.runs.Load() + f.runs.Load(); runs != 1 {
+			t.Errorf("the handlers ran %d times, want once", runs)
+		}
+	}},
 	{"missing header: 400, or no idempotency", func(t *testing.T, k kind) {
 		f := newFixture(t, k, nil)
 		req := pay("")

@@ -1,0 +1,16 @@
+// Package hook holds what package idempotency offers the adapters of
+// this module (httpapi), and not their users: an adapter passes it as an
+// idempotency.Option.
+package hook
+
+// FormerValidation returns the idempotency.Option of an adapter whose
+// default payload validation expression, validation, replaced former:
+// while validation is the one in effect, a stored record whose payload
+// hash is the hash of what former selects in the event is a match, so
+// that a retry in flight across the deploy that changed the default is
+// answered from its record, not refused as another payload. The texts
+// that the two expressions hash must never be equal for two events (a
+// list for validation, a string for former, say), or requests that
+// validation tells apart would match one record. Package idempotency
+// sets it.
+var FormerValidation func(validation, former string) any
