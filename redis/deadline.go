@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gopowertools/lambda/internal/simclock"
 )
 
 // answerMargin is the time that a store call leaves before the
@@ -31,7 +33,7 @@ func bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if !ok {
 		return ctx, func() {}
 	}
-	return context.WithDeadline(ctx, d.Add(-answerMargin))
+	return simclock.WithDeadline(ctx, d.Add(-answerMargin))
 }
 
 // boundError is err, from a command sent under bounded, a context made by

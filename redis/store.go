@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/simclock"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/redis/go-redis/v9"
 )
@@ -110,7 +111,7 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 // until rec.Expiry on this process's clock, plus a minute. A record over
 // the size limit gives [idempotency.ErrRecordTooLarge] without a command.
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
-	args, err := s.record("complete", rec, time.Now(), rec.LeaseToken)
+	args, err := s.record("complete", rec, simclock.Now(ctx), rec.LeaseToken)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 // reclaimed: only an earlier attempt of this call, whose reply was lost,
 // can have written that new token.
 func (s *Store) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
-	args, err := s.record("reclaim", rec, time.Now(), token, rec.LeaseToken)
+	args, err := s.record("reclaim", rec, simclock.Now(ctx), token, rec.LeaseToken)
 	if err != nil {
 		return err
 	}

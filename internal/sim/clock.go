@@ -54,6 +54,12 @@ type invocationClock struct {
 	rng     *rand.Rand
 }
 
+// Now is the sandbox's clock, as the store reads it (redis.Store's TTL of
+// a COMPLETED record); the engine reads WithClock's.
+func (c *invocationClock) Now() time.Time {
+	return c.sandbox.s.now.Add(c.sandbox.skew)
+}
+
 // Until is measured on the sandbox's clock, as time.Until is on a real
 // machine.
 func (c *invocationClock) Until(t time.Time) time.Duration {

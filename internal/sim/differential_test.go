@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -153,18 +154,28 @@ func errClass(err error) string {
 	switch {
 	case err == nil:
 		return "ok"
+	case errors.As(err, new(*ttlNote)):
+		return err.Error()
 	case errors.As(err, &commit):
 		return "commit " + commit.State.String()
 	case errors.As(err, &corrupted):
 		return "corrupted"
 	case errors.Is(err, idempotency.ErrLeaseLost):
-		return "lease lost"
+		return "lease lost" + ttlOf(err)
 	case errors.Is(err, idempotency.ErrRecordNotFound):
 		return "not found"
 	case errors.Is(err, idempotency.ErrRecordTooLarge):
 		return "too large"
 	}
 	return "error: " + err.Error()
+}
+
+// ttlOf is the TTL withTTL wrote after an error's text.
+func ttlOf(err error) string {
+	if _, ttl, ok := strings.Cut(err.Error(), " ttl "); ok {
+		return " ttl " + ttl
+	}
+	return ""
 }
 
 // modelClient is the DynamoDB model as a dynamo.Client, with no world
@@ -257,26 +268,83 @@ func TestDynamoModelAgainstServers(t *testing.T) {
 	}
 }
 
-// TestRedisModelAgainstValkey runs each sequence on the Redis model's
-// scripts and on redis.Store on Valkey.
+// TestRedisModelAgainstValkey runs each sequence on the real redis.Store,
+// through go-redis, on the modelled server (its scripts run by
+// gopher-lua) and on Valkey: the same answers, the same records, and the
+// same TTL on each key, to the time between the two requests.
 func TestRedisModelAgainstValkey(t *testing.T) {
 	addr := os.Getenv("TEST_VALKEY_ADDR")
 	if addr == "" {
 		testenv.Unavailable(t, "TEST_VALKEY_ADDR is not set: no Valkey server")
 	}
-	client := goredis.NewClient(&goredis.Options{Addr: addr})
-	t.Cleanup(func() { client.Close() })
+	valkey := goredis.NewClient(&goredis.Options{Addr: addr})
+	t.Cleanup(func() { valkey.Close() })
+	srv := newRedisServer(map[string]*redisHash{}, time.Now)
+	model := goredis.NewClient(&goredis.Options{Addr: redisAddr.String(),
+		Dialer: func(context.Context, string, string) (net.Conn, error) { return &redisConn{srv: srv}, nil }})
+	t.Cleanup(func() { model.Close() })
 	for seed := uint64(1); seed <= differentialSeeds; seed++ {
-		real, err := redis.New(client, func(o *redis.Options) {
-			o.KeyPrefix = fmt.Sprintf("diff:%d:%d:", seed, time.Now().UnixNano())
-		})
-		if err != nil {
-			t.Fatal(err)
+		prefix := fmt.Sprintf("diff:%d:%d:", seed, time.Now().UnixNano())
+		stores := [2]idempotency.Store{}
+		for i, c := range []*goredis.Client{model, valkey} {
+			s, err := redis.New(c, func(o *redis.Options) { o.KeyPrefix = prefix })
+			if err != nil {
+				t.Fatal(err)
+			}
+			stores[i] = &withTTL{Store: s, client: c, key: prefix}
 		}
-		model := &modelRedis{srv: &redisServer{data: map[string]*redisRecord{}, now: time.Now}}
-		compare(t, seed, operations(seed, time.Now().Truncate(time.Second), false), t.Context(), model, real)
+		compare(t, seed, operations(seed, time.Now().Truncate(time.Second), false), t.Context(), stores[0], stores[1])
 	}
 }
+
+// withTTL is a redis.Store whose answers carry the TTL the server gave
+// the key, in tenths of a second: what a differential test compares.
+type withTTL struct {
+	idempotency.Store
+	client *goredis.Client
+	key    string
+}
+
+func (s *withTTL) ttl(ctx context.Context, key string) string {
+	ms, err := s.client.PTTL(ctx, s.key+key).Result()
+	if err != nil {
+		return "ttl error: " + err.Error()
+	}
+	if ms < 0 {
+		return fmt.Sprintf(" ttl %d", int64(ms)) // -1: none, -2: no key
+	}
+	return fmt.Sprintf(" ttl %.1fs", (ms + 50*time.Millisecond).Truncate(100*time.Millisecond).Seconds())
+}
+
+func (s *withTTL) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	existing, err := s.Store.Acquire(ctx, rec, now)
+	return existing, ttlError(err, s.ttl(ctx, rec.Key))
+}
+
+func (s *withTTL) Complete(ctx context.Context, rec *idempotency.Record) error {
+	return ttlError(s.Store.Complete(ctx, rec), s.ttl(ctx, rec.Key))
+}
+
+func (s *withTTL) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
+	return ttlError(s.Store.Reclaim(ctx, rec, token), s.ttl(ctx, rec.Key))
+}
+
+func (s *withTTL) Release(ctx context.Context, key, token string) error {
+	return ttlError(s.Store.Release(ctx, key, token), s.ttl(ctx, key))
+}
+
+// ttlError carries ttl in err, or is an error made of it: errClass
+// writes it into the line compared.
+func ttlError(err error, ttl string) error {
+	if err == nil {
+		return &ttlNote{ttl: ttl}
+	}
+	return fmt.Errorf("%w%s", err, ttl)
+}
+
+type ttlNote struct{ ttl string }
+
+func (n *ttlNote) Error() string { return "ok" + n.ttl }
 
 // compare runs ops on model and real, and fails on the first answer in
 // which they differ, or when they leave different records.
@@ -303,39 +371,6 @@ func compare(t *testing.T, seed uint64, ops []op, ctx context.Context, model, re
 			t.Fatalf("seed %d: %s is %s %s on the model, %s %s on the server", seed, key, describeRecord(m), errClass(mErr), describeRecord(r), errClass(rErr))
 		}
 	}
-}
-
-// modelRedis is the Redis model's scripts as an idempotency.Store, with
-// no world around it: what redis.Store does on one server.
-type modelRedis struct{ srv *redisServer }
-
-func (m *modelRedis) Acquire(_ context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
-	if x := m.srv.acquire(rec, now); x != nil {
-		cp := x.rec
-		return &cp, nil
-	}
-	return nil, nil
-}
-
-func (m *modelRedis) Complete(_ context.Context, rec *idempotency.Record) error {
-	return conditional("complete", rec.Key, m.srv.complete(rec, time.Now()), nil)
-}
-
-func (m *modelRedis) Release(_ context.Context, key, token string) error {
-	return conditional("release", key, m.srv.release(key, token), nil)
-}
-
-func (m *modelRedis) Reclaim(_ context.Context, rec *idempotency.Record, token string) error {
-	return conditional("reclaim", rec.Key, m.srv.reclaim(rec, token, time.Now()), nil)
-}
-
-func (m *modelRedis) Get(_ context.Context, key string) (*idempotency.Record, error) {
-	x := m.srv.get(key)
-	if x == nil {
-		return nil, fmt.Errorf("get %q: %w", key, idempotency.ErrRecordNotFound)
-	}
-	cp := x.rec
-	return &cp, nil
 }
 
 // TestDynamoModelRawRequests: requests the store never sends in these

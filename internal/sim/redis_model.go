@@ -3,126 +3,277 @@ package sim
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
+	"io"
+	"net"
+	"strconv"
+	"strings"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/redis"
 )
 
-// This file is a Redis or Valkey deployment as redis uses it,
-// modelled at the idempotency.Store level (redis's Lua scripts and
-// go-redis are not run; differential_test.go checks this model against
-// the real redis.Store on Valkey, operation by operation):
+// This file is a Redis or Valkey deployment behind the real redis.Store
+// and go-redis: each sandbox's function builds a go-redis client, as
+// ClientFromEnv does (ContextTimeoutEnabled), whose Dialer hands it an
+// in-process connection to the modelled server (redis_conn.go,
+// redis_server.go), and gives it to redis.New with the plan's
+// WaitReplicas. The scripts run on the primary with gopher-lua
+// (redis_lua.go). The deployment:
 //
-//   - each operation is one script, atomic on its key, with the scripts'
-//     own rules (scripts.go): Acquire writes unless a live record holds
-//     the key, on the caller's clock; Complete and Reclaim replace the
-//     record under its token; Release deletes it under its token; Get
-//     reads it;
-//   - the key's TTL is the time left to its expiry on the writer's clock
-//     plus a minute, counted by the server (record.go's ttl);
-//   - a primary with one replica, replicated asynchronously in order
+//   - a primary with one replica, replicated asynchronously and in order
 //     (https://redis.io/docs/latest/operate/oss_and_stack/management/replication/):
-//     the primary answers before the replica has the write;
-//   - a failover (a plan's outage) promotes the replica and everything
-//     it had not yet received is lost; requests fail while it happens,
-//     and go-redis sends them again (MaxRetries, 3);
-//   - WAIT numreplicas timeout (https://redis.io/docs/latest/commands/wait/),
-//     when redis's WaitReplicas asks for it: the write's answer waits
-//     until the replica has it, or the timeout, which the store reports as
-//     an error.
+//     a script's writes reach the replica as its effects, after the
+//     primary has answered;
+//   - a key's TTL counts down on the server's clock (the world's), and
+//     the server deletes the key when it is next touched after it;
+//   - a failover (a plan's outage) promotes the replica: everything it
+//     had not received is lost, the connections to the old primary are
+//     closed, requests during the failover find the endpoint closed, and
+//     the new primary's script cache is empty (go-redis then gets
+//     NOSCRIPT and sends EVAL);
+//   - WAIT numreplicas timeout (https://redis.io/docs/latest/commands/wait/)
+//     answers once the replica has the connection's last write, or with
+//     0 at the timeout.
 
 // replWrite is a write on its way to the replica.
 type replWrite struct {
-	key      string
-	rec      *redisRecord // nil: a delete
-	arrival  time.Time
-	ackedAt  time.Time // when its client was told it succeeded; zero: not yet
-	lostInto *bool     // set when a failover loses it, for its waiting client
+	key     string
+	h       *redisHash // nil: a delete
+	arrival time.Time
+	ackedAt time.Time // when its client was told it succeeded; zero: not yet
 }
 
 type redisWorld struct {
 	w         *world
 	primary   *redisServer
-	replica   map[string]*redisRecord
-	caller    *invocation // whose script the primary runs
-	last      *replWrite  // the write it made
+	replica   map[string]*redisHash
 	backlog   []*replWrite
 	failingTo time.Time // requests fail until then: a failover under way
+	conns     []*redisConn
+
+	// While a request runs at the primary: whose it is, on which
+	// connection, and the writes it made.
+	caller *invocation
+	conn   *redisConn
+	wrote  []*replWrite
 }
 
 func newRedisWorld() *redisWorld {
-	return &redisWorld{replica: map[string]*redisRecord{}}
+	return &redisWorld{replica: map[string]*redisHash{}}
 }
 
+// redisKeyPrefix is the store's KeyPrefix, which the checker strips to
+// name a record by its idempotency key.
+const redisKeyPrefix = redis.DefaultKeyPrefix
+
+// waitTimeout is the simulated function's WaitTimeout.
+const waitTimeout = 100 * time.Millisecond
+
 func (r *redisWorld) newStore(w *world, sb *sandbox) (idempotency.Store, error) {
-	return &redisStore{r: r, sb: sb}, nil
+	client := goredis.NewClient(&goredis.Options{
+		Addr:   redisAddr.String(),
+		Dialer: func(context.Context, string, string) (net.Conn, error) { return &redisConn{r: r, sb: sb}, nil },
+		// As ClientFromEnv makes it.
+		ContextTimeoutEnabled: true,
+		// go-redis draws its backoff between retries from math/rand's
+		// process-wide source, which no seed sets: with it, a schedule
+		// would not replay. Each retry still costs its round trips.
+		MinRetryBackoff: -1,
+	})
+	store, err := redis.New(client, func(o *redis.Options) {
+		o.WaitReplicas = w.cfg.redisWait
+		o.WaitTimeout = waitTimeout
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &failures{Store: store, sb: sb}, nil
+}
+
+// failures notes, for the checker, whether an invocation's last store
+// call failed: its verdict then rests on an older read.
+type failures struct {
+	idempotency.Store
+	sb *sandbox
+}
+
+func (f *failures) note(err error) error {
+	f.sb.current.storeFailed = err != nil && !errors.Is(err, idempotency.ErrLeaseLost) && !errors.Is(err, idempotency.ErrRecordNotFound)
+	return err
+}
+
+func (f *failures) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	existing, err := f.Store.Acquire(ctx, rec, now)
+	return existing, f.note(err)
+}
+
+func (f *failures) Complete(ctx context.Context, rec *idempotency.Record) error {
+	return f.note(f.Store.Complete(ctx, rec))
+}
+
+func (f *failures) Release(ctx context.Context, key, token string) error {
+	return f.note(f.Store.Release(ctx, key, token))
+}
+
+func (f *failures) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {
+	return f.note(f.Store.Reclaim(ctx, rec, token))
+}
+
+func (f *failures) Get(ctx context.Context, key string) (*idempotency.Record, error) {
+	rec, err := f.Store.Get(ctx, key)
+	return rec, f.note(err)
 }
 
 func (r *redisWorld) start(w *world) {
 	r.w = w
-	r.newPrimary(map[string]*redisRecord{})
+	r.newPrimary(map[string]*redisHash{})
 	for _, o := range w.plan.outages {
 		w.s.at(epoch.Add(o.at), r.failover)
 	}
 }
 
-// failover promotes the replica: what it had not received is gone.
-func (r *redisWorld) failover() {
-	w := r.w
-	took := time.Duration(1000+w.s.rng.IntN(9000)) * time.Millisecond
-	r.failingTo = w.s.now.Add(took)
-	lost := map[string]string{} // key -> label
-	for _, x := range r.backlog {
-		// Without WAIT, asynchronous replication is the documented limit
-		// (docs/redis.md): a write, acknowledged or read by another
-		// client, can be lost. With it, only the writes no client was
-		// told were made should be.
-		label := lost[x.key]
-		if w.cfg.redisWait == 0 || (!x.ackedAt.IsZero() && !x.ackedAt.After(w.s.now)) {
-			label = limitRedisFailover
-		}
-		lost[x.key] = label
-		if x.lostInto != nil {
-			*x.lostInto = true
-		}
-	}
-	if w.trace != nil {
-		w.trace.log(nil, "the Redis primary fails over to its replica (%d writes lost, %v to recover)", len(r.backlog), took)
-	}
-	r.backlog = nil
-	r.newPrimary(maps.Clone(r.replica))
-	for key, label := range lost {
-		var now *recView
-		if x := r.primary.data[key]; x != nil && x.expireAt.After(w.s.now) {
-			now = viewOf(&x.rec)
-		}
-		w.check.reverted(key, now, label)
-	}
-}
-
 // newPrimary makes the primary's server on data: its writes go to the
 // checker and to the replica, its expiries to the checker.
-func (r *redisWorld) newPrimary(data map[string]*redisRecord) {
+func (r *redisWorld) newPrimary(data map[string]*redisHash) {
 	w := r.w
-	r.primary = &redisServer{data: data, now: func() time.Time { return w.s.now }}
-	r.primary.expired = func(key string, x *redisRecord) { w.check.deleted(key, viewOf(&x.rec)) }
-	r.primary.written = func(key string, before, after *redisRecord) {
-		var b, a *recView
-		if before != nil {
-			b = viewOf(&before.rec)
+	srv := newRedisServer(data, func() time.Time { return w.s.now })
+	srv.expired = func(key string, h *redisHash) {
+		w.check.deleted(strings.TrimPrefix(key, redisKeyPrefix), recViewOfHash(h))
+	}
+	srv.written = func(key string, before, after *redisHash) {
+		rw := r.replicateLater(key, after.clone())
+		r.wrote = append(r.wrote, rw)
+		if r.conn != nil {
+			r.conn.lastWrite = rw
 		}
-		if after != nil {
-			a = viewOf(&after.rec)
+		if !before.equal(after) {
+			w.check.wrote(r.caller, strings.TrimPrefix(key, redisKeyPrefix), recViewOfHash(before), recViewOfHash(after), 0)
 		}
-		w.check.wrote(r.caller, key, b, a, 0)
-		r.last = r.send(key, after)
+	}
+	r.primary = srv
+}
+
+// send puts the commands of one request of c on their way, from the
+// invocation running in c's sandbox; its process may crash before it is
+// sent or while it travels (it is applied all the same).
+func (r *redisWorld) send(c *redisConn, cmds [][]string) {
+	w := r.w
+	inv := c.sb.current
+	inv.task.alive() // nothing is sent from a dead process: its deferred release unwinds
+	w.step(inv)
+	inv.steps++
+	there, back := latency(inv.rng, 0, 2), latency(inv.rng, 0, 2)
+	if inv.steps == inv.crashAt {
+		w.s.after(there, func() { w.die(inv, "crashes, its request on its way") })
+	}
+	f := faultNone
+	if !inv.quiet {
+		switch x := inv.rng.Float64(); {
+		case x < w.cfg.replyLost:
+			f = faultReplyLost
+		case x < w.cfg.replyLost+w.cfg.slowReply:
+			f = faultSlow
+			back += latency(inv.rng, 100, 1000)
+		}
+	}
+	back = max(back, time.Microsecond)
+	answers := make([]*answer, len(cmds))
+	for i := range answers {
+		answers[i] = &answer{readyAt: w.s.now.Add(there + back)}
+	}
+	c.pending = append(c.pending, answers...)
+	closeWith := error(io.EOF)
+	if f == faultReplyLost && inv.rng.IntN(2) == 0 {
+		closeWith = errReset // a reset, which go-redis does not retry; a close, which it does
+	}
+	w.s.after(there, func() { r.arrive(inv, c, cmds, answers, back, f, closeWith) })
+}
+
+// arrive runs a request at the server it reaches.
+func (r *redisWorld) arrive(inv *invocation, c *redisConn, cmds [][]string, answers []*answer, back time.Duration, f fault, closeWith error) {
+	w := r.w
+	now := w.s.now
+	what := strings.ToUpper(cmds[len(cmds)-1][0])
+	if len(cmds) > 1 {
+		what = strings.ToUpper(cmds[0][0]) + "+" + what
+	}
+	if now.Before(r.failingTo) || (c.srv != nil && c.srv != r.primary) {
+		c.brk(now.Add(back), io.EOF)
+		if w.trace != nil {
+			w.trace.log(inv, "redis %s: the connection is closed (failover)", what)
+		}
+		return
+	}
+	if c.srv == nil {
+		c.srv = r.primary
+		r.conns = append(r.conns, c)
+	}
+	r.caller, r.conn, r.wrote = inv, c, r.wrote[:0]
+	waited := false
+	var answerErr error
+	for i, args := range cmds {
+		a := answers[i]
+		if strings.EqualFold(args[0], "wait") && len(args) == 3 {
+			waited = true
+			n, at := r.wait(c, args[2])
+			a.b = appendResp(nil, intReply(n), c.state.proto)
+			a.readyAt = at.Add(back)
+			if n > 0 && f != faultReplyLost && c.lastWrite != nil && c.lastWrite.ackedAt.IsZero() {
+				c.lastWrite.ackedAt = a.readyAt
+			}
+			continue
+		}
+		rep := r.primary.exec(&c.state, args)
+		if rep.isError() && answerErr == nil {
+			answerErr = errors.New(rep.errorPrefix())
+		}
+		a.b = appendResp(nil, rep, c.state.proto)
+	}
+	if !waited && f != faultReplyLost {
+		for _, rw := range r.wrote {
+			rw.ackedAt = now.Add(back)
+		}
+	}
+	r.caller, r.conn = nil, nil
+	if f == faultReplyLost {
+		c.brk(now.Add(back), closeWith)
+	}
+	if w.trace != nil {
+		w.trace.log(inv, "redis %s %s: %s", what, keyOfCommand(cmds), outcomeText(f, answerErr))
 	}
 }
 
-// send puts a write on its way to the replica, after the writes before it.
-func (r *redisWorld) send(key string, x *redisRecord) *replWrite {
+// wait is WAIT's answer for c: how many replicas have its last write,
+// and when that is known.
+func (r *redisWorld) wait(c *redisConn, timeoutMS string) (int64, time.Time) {
+	now := r.w.s.now
+	rw := c.lastWrite
+	if rw == nil || !rw.arrival.After(now) {
+		return 1, now
+	}
+	ms, _ := strconv.ParseInt(timeoutMS, 10, 64)
+	if limit := now.Add(time.Duration(ms) * time.Millisecond); ms > 0 && rw.arrival.After(limit) {
+		return 0, limit
+	}
+	return 1, rw.arrival
+}
+
+// keyOfCommand is the record a request is about, for the trace.
+func keyOfCommand(cmds [][]string) string {
+	for _, args := range cmds {
+		if len(args) > 3 && (strings.EqualFold(args[0], "evalsha") || strings.EqualFold(args[0], "eval")) {
+			return short(strings.TrimPrefix(args[3], redisKeyPrefix))
+		}
+	}
+	return ""
+}
+
+// replicateLater puts a write on its way to the replica, after the
+// writes before it.
+func (r *redisWorld) replicateLater(key string, h *redisHash) *replWrite {
 	w := r.w
 	lag := time.Duration(100+w.s.rng.IntN(4900)) * time.Microsecond
 	if w.s.rng.IntN(50) == 0 {
@@ -132,18 +283,10 @@ func (r *redisWorld) send(key string, x *redisRecord) *replWrite {
 	if n := len(r.backlog); n > 0 && arrival.Before(r.backlog[n-1].arrival) {
 		arrival = r.backlog[n-1].arrival
 	}
-	rw := &replWrite{key: key, rec: x, arrival: arrival}
+	rw := &replWrite{key: key, h: h, arrival: arrival}
 	r.backlog = append(r.backlog, rw)
 	w.s.at(arrival, r.replicate)
 	return rw
-}
-
-// script runs op, one of the server's scripts, for inv at the primary,
-// and returns the write it made, if any.
-func (r *redisWorld) script(inv *invocation, op func()) *replWrite {
-	r.caller, r.last = inv, nil
-	op()
-	return r.last
 }
 
 // replicate applies, in order, the writes that have reached the replica
@@ -153,198 +296,90 @@ func (r *redisWorld) replicate() {
 	for len(r.backlog) > 0 && !r.backlog[0].arrival.After(now) {
 		x := r.backlog[0]
 		r.backlog = r.backlog[1:]
-		if x.rec == nil {
+		if x.h == nil {
 			delete(r.replica, x.key)
 		} else {
-			r.replica[x.key] = x.rec
+			r.replica[x.key] = x.h
 		}
 	}
 }
 
-// touch is what a read does under WAIT: it writes the record again as
-// it is, so that the WAIT after it returns only once the replica has
-// the record the reader is about to act on (replication is in order).
-// Without WAIT it writes nothing.
-func (s *redisStore) touch(key string, x *redisRecord) *replWrite {
-	if s.r.w.cfg.redisWait == 0 {
+// failover promotes the replica: what it had not received is gone, and
+// the connections to the old primary are closed.
+func (r *redisWorld) failover() {
+	w := r.w
+	took := time.Duration(1000+w.s.rng.IntN(9000)) * time.Millisecond
+	r.failingTo = w.s.now.Add(took)
+	lost := map[string]string{} // key -> label
+	var keys []string
+	for _, x := range r.backlog {
+		// Without WAIT, asynchronous replication is the documented limit
+		// (docs/redis.md): a write, acknowledged or read by another
+		// client, can be lost. With it, only the writes no client was
+		// told were made should be.
+		label, seen := lost[x.key]
+		if !seen {
+			keys = append(keys, x.key)
+		}
+		if w.cfg.redisWait == 0 || (!x.ackedAt.IsZero() && !x.ackedAt.After(w.s.now)) {
+			label = limitRedisFailover
+		}
+		lost[x.key] = label
+	}
+	if w.trace != nil {
+		w.trace.log(nil, "the Redis primary fails over to its replica (%d writes lost, %v to recover)", len(r.backlog), took)
+	}
+	r.backlog = nil
+	for _, c := range r.conns {
+		c.brk(w.s.now, io.EOF)
+	}
+	r.conns = nil
+	data := make(map[string]*redisHash, len(r.replica))
+	for k, h := range r.replica {
+		data[k] = h.clone()
+	}
+	r.newPrimary(data)
+	for _, key := range keys {
+		var now *recView
+		if h := r.primary.data[key]; h != nil && h.expireAt.After(w.s.now) {
+			now = recViewOfHash(h)
+		}
+		w.check.reverted(strings.TrimPrefix(key, redisKeyPrefix), now, lost[key])
+	}
+}
+
+// recViewOfHash reads a record's hash as docs/redis.md describes its
+// fields: the checker's own reading, not the store's.
+func recViewOfHash(h *redisHash) *recView {
+	if h == nil {
 		return nil
 	}
-	return s.r.send(key, x)
-}
-
-// redisStore is one sandbox's redis.Store, as the model sees it.
-type redisStore struct {
-	r  *redisWorld
-	sb *sandbox
-}
-
-var _ idempotency.Store = (*redisStore)(nil)
-
-var errConnection = errors.New("read tcp: connection reset by peer")
-
-// errNotReplicated is redis's answer when WAIT falls short.
-var errNotReplicated = errors.New("redis: the write did not reach the replicas WaitReplicas asks for within WaitTimeout")
-
-// redisAttempts is go-redis's: the first and MaxRetries (3) more, for a
-// connection that breaks.
-const redisAttempts = 4
-
-// waitTimeout is the simulated function's WaitTimeout.
-const waitTimeout = 100 * time.Millisecond
-
-// run runs script as go-redis sends it: again when the connection breaks
-// before the answer, whether or not the server ran it.
-func (s *redisStore) run(op, key string, script func() *replWrite) error {
-	r, w := s.r, s.r.w
-	inv := s.sb.current
-	for attempt := 1; ; attempt++ {
-		f := faultNone
-		if !inv.quiet {
-			switch x := inv.rng.Float64(); {
-			case x < w.cfg.replyLost:
-				f = faultReplyLost
-			case x < w.cfg.replyLost+w.cfg.slowReply:
-				f = faultSlow
-			}
+	v := &recView{}
+	at := func(s string, unit time.Duration) time.Time {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return time.Time{}
 		}
-		there, back := latency(inv.rng, 0, 2), latency(inv.rng, 0, 2)
-		if f == faultSlow {
-			back += latency(inv.rng, 100, 1000)
+		return time.Unix(0, 0).Add(time.Duration(n) * unit).UTC()
+	}
+	for i := 0; i+1 < len(h.fields); i += 2 {
+		val := h.fields[i+1]
+		switch h.fields[i] {
+		case "status":
+			v.status = idempotency.Status(val)
+		case "lease_token":
+			v.token = val
+		case "expiration":
+			v.expiry = at(val, time.Second)
+		case "in_progress_expiration":
+			v.leaseEnd = at(val, time.Millisecond)
+		case "invocation_deadline":
+			v.deadline = at(val, time.Millisecond)
+		case "data":
+			v.response = []byte(val)
+		case "response_omitted":
+			v.omitted = val == "1"
 		}
-		var err error
-		var rw *replWrite
-		lost := false
-		w.call(inv, there, back, func() {
-			if w.s.now.Before(r.failingTo) {
-				err = errConnection
-				if w.trace != nil {
-					w.trace.log(inv, "redis %s %s attempt %d: the primary is failing over", op, short(key), attempt)
-				}
-				return
-			}
-			rw = script()
-			if rw != nil {
-				rw.lostInto = &lost
-				if w.cfg.redisWait == 0 && f != faultReplyLost {
-					rw.ackedAt = w.s.now.Add(back)
-				}
-			}
-			if w.trace != nil {
-				w.trace.log(inv, "redis %s %s attempt %d: %s", op, short(key), attempt, outcomeText(f, nil))
-			}
-		})
-		if err == nil && f == faultReplyLost {
-			err = errConnection
-		}
-		if err == nil && rw != nil && w.cfg.redisWait > 0 {
-			err = s.wait(inv, rw, &lost)
-		}
-		if err == nil || !errors.Is(err, errConnection) || attempt == redisAttempts {
-			inv.storeFailed = err != nil
-			if err != nil {
-				return fmt.Errorf("redis: %s %q: %w", op, key, err)
-			}
-			return nil
-		}
-		inv.task.sleep(time.Duration(8<<attempt) * time.Millisecond)
 	}
-}
-
-// wait is WAIT 1 timeout after a write: its answer comes when the
-// replica has the write, or at the timeout.
-func (s *redisStore) wait(inv *invocation, rw *replWrite, lost *bool) error {
-	w := s.r.w
-	deadline := w.s.now.Add(waitTimeout)
-	if rw.arrival.After(deadline) {
-		inv.task.sleep(deadline.Sub(w.s.now))
-		if *lost {
-			return errConnection
-		}
-		return errNotReplicated
-	}
-	inv.task.sleep(max(rw.arrival.Sub(w.s.now), time.Microsecond))
-	if *lost {
-		return errConnection
-	}
-	rw.ackedAt = w.s.now
-	return nil
-}
-
-func (s *redisStore) Acquire(_ context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
-	if rec.Key == "" {
-		return nil, errors.New("redis: empty idempotency key")
-	}
-	var existing *idempotency.Record
-	err := s.run("acquire", rec.Key, func() *replWrite {
-		existing = nil
-		var x *redisRecord
-		rw := s.r.script(s.sb.current, func() { x = s.r.primary.acquire(rec, now) })
-		if x == nil {
-			return rw
-		}
-		cp := x.rec
-		existing = &cp
-		return s.touch(rec.Key, x)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return existing, nil
-}
-
-func (s *redisStore) Complete(_ context.Context, rec *idempotency.Record) error {
-	ok := false
-	err := s.run("complete", rec.Key, func() *replWrite {
-		return s.r.script(s.sb.current, func() { ok = s.r.primary.complete(rec, s.sb.clock.now()) })
-	})
-	return conditional("complete", rec.Key, ok, err)
-}
-
-func (s *redisStore) Release(_ context.Context, key, token string) error {
-	ok := false
-	err := s.run("release", key, func() *replWrite {
-		return s.r.script(s.sb.current, func() { ok = s.r.primary.release(key, token) })
-	})
-	return conditional("release", key, ok, err)
-}
-
-func (s *redisStore) Reclaim(_ context.Context, rec *idempotency.Record, token string) error {
-	ok := false
-	err := s.run("reclaim", rec.Key, func() *replWrite {
-		return s.r.script(s.sb.current, func() { ok = s.r.primary.reclaim(rec, token, s.sb.clock.now()) })
-	})
-	return conditional("reclaim", rec.Key, ok, err)
-}
-
-func (s *redisStore) Get(_ context.Context, key string) (*idempotency.Record, error) {
-	var got *idempotency.Record
-	err := s.run("get", key, func() *replWrite {
-		got = nil
-		x := s.r.primary.get(key)
-		if x == nil {
-			return nil
-		}
-		cp := x.rec
-		got = &cp
-		return s.touch(key, x)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if got == nil {
-		return nil, fmt.Errorf("redis: get %q: %w", key, idempotency.ErrRecordNotFound)
-	}
-	return got, nil
-}
-
-// conditional is the answer of a script that writes when its condition
-// holds, as redis's conditional gives it.
-func conditional(op, key string, ok bool, err error) error {
-	switch {
-	case err != nil:
-		return err
-	case !ok:
-		return fmt.Errorf("redis: %s %q: %w", op, key, idempotency.ErrLeaseLost)
-	}
-	return nil
+	return v
 }

@@ -19,6 +19,7 @@ type stepClock struct {
 	waits []time.Duration
 }
 
+func (c *stepClock) Now() time.Time                  { return c.clock.Now() }
 func (c *stepClock) Until(t time.Time) time.Duration { return t.Sub(c.clock.Now()) }
 func (c *stepClock) N(n time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(n))) }
 func (c *stepClock) Sleep(_ context.Context, d time.Duration) error {
