@@ -205,7 +205,7 @@ func (c *modelClient) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ..
 }
 
 func (c *modelClient) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	if _, err := c.db.transactWriteItems(in, time.Now()); err != nil {
+	if _, err := c.db.transactWithToken(in, time.Now(), 0); err != nil {
 		return nil, sdkError("TransactWriteItems", err)
 	}
 	return &dynamodb.TransactWriteItemsOutput{}, nil
@@ -430,6 +430,65 @@ func TestDynamoModelRawRequests(t *testing.T) {
 					t.Errorf("%s: %s now answers as DynamoDB does (%s): drop the exception", p.name, srv.name, code(rErr))
 				case p.differs != srv.name && code(mErr) != code(rErr):
 					t.Errorf("%s: the model answers %s, %s %s (%v)", p.name, code(mErr), srv.name, code(rErr), rErr)
+				}
+			}
+		})
+	}
+}
+
+// TestDynamoModelClientRequestToken: a TransactWriteItems repeated with
+// its ClientRequestToken, as the SDK repeats it, succeeds without being
+// applied again, and another request with the token is refused
+// (API_TransactWriteItems.html), on the model. Neither server implements
+// the token: moto applies the repeat anew (its condition then fails) and
+// takes another request with the token; dynalite has no transactions at
+// all. The test says so, and fails when a server starts to agree, so
+// that the exception is dropped. TransactionInProgressException, which
+// needs a transaction still being applied when its repeat arrives, no
+// local server can show: the model follows the page.
+func TestDynamoModelClientRequestToken(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	tx := func(table, id, token string) *dynamodb.TransactWriteItemsInput {
+		return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token), TransactItems: []types.TransactWriteItem{{Put: &types.Put{
+			TableName:                aws.String(table),
+			Item:                     map[string]types.AttributeValue{"id": s(id)},
+			ConditionExpression:      aws.String("attribute_not_exists(#id)"),
+			ExpressionAttributeNames: map[string]string{"#id": "id"},
+		}}}}
+	}
+	steps := []struct {
+		name, id, want string
+		// differs is what moto answers instead, where it differs.
+		differs string
+	}{
+		{"first", "x", "ok", ""},
+		{"repeated with its token", "x", "ok", "TransactionCanceledException"},
+		{"another request with the token", "y", "IdempotentParameterMismatchException", "ok"},
+	}
+	for _, srv := range []struct{ name, env string }{{"moto", testenv.MotoEnv}, {"dynalite", testenv.DynaliteEnv}} {
+		t.Run(srv.name, func(t *testing.T) {
+			client := testenv.DynamoDB(t, srv.env)
+			table := fmt.Sprintf("token-%s-%d", srv.name, time.Now().UnixNano())
+			createTable(t, client, table)
+			model := &modelClient{db: newDatabase(table)}
+			token := fmt.Sprintf("tok-%d", time.Now().UnixNano())
+			for _, st := range steps {
+				_, mErr := model.TransactWriteItems(t.Context(), tx(table, st.id, token))
+				_, rErr := client.TransactWriteItems(t.Context(), tx(table, st.id, token))
+				if code(mErr) != st.want {
+					t.Errorf("%s: the model answers %s, want %s", st.name, code(mErr), st.want)
+				}
+				switch got := code(rErr); {
+				case srv.name == "dynalite":
+					if got != "UnknownOperationException" {
+						t.Errorf("%s: dynalite answers %s: it has transactions now, compare it", st.name, got)
+					}
+				case st.differs != "" && got == st.want:
+					t.Errorf("%s: moto now answers as DynamoDB does (%s): drop the exception", st.name, got)
+				case st.differs != "" && got != st.differs:
+					t.Errorf("%s: moto answers %s, not %s as it did", st.name, got, st.differs)
+				case st.differs == "" && got != st.want:
+					t.Errorf("%s: moto answers %s, the model %s", st.name, got, st.want)
 				}
 			}
 		})

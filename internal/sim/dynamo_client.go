@@ -2,7 +2,10 @@ package sim
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -80,6 +83,21 @@ func (d *dynamoWorld) newStore(w *world, sb *sandbox) (idempotency.Store, error)
 type dynamoClient struct {
 	d  *dynamoWorld
 	sb *sandbox
+	// applying is, during a TransactWriteItems attempt, the time the
+	// server takes to apply it.
+	applying time.Duration
+}
+
+// uuid is a version 4 UUID from r, as the SDK's token provider makes one
+// from crypto/rand.
+func uuid(r *rand.Rand) string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], r.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], r.Uint64())
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 var (
@@ -113,7 +131,14 @@ func (c *dynamoClient) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ .
 	return out, err
 }
 
+// TransactWriteItems fills in the request's ClientRequestToken, when it
+// has none, as the SDK's OperationIdempotencyTokenAutoFill middleware
+// does (in the input itself, once per call), so that every attempt of
+// the call carries it.
 func (c *dynamoClient) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	if in.ClientRequestToken == nil {
+		in.ClientRequestToken = aws.String(uuid(c.sb.current.rng))
+	}
 	var keys []string
 	for _, ti := range in.TransactItems {
 		if ti.Put != nil {
@@ -128,7 +153,9 @@ func (c *dynamoClient) TransactWriteItems(_ context.Context, in *dynamodb.Transa
 			// on an MRSC replica." (V2globaltables_HowItWorks.html)
 			return nil, validation("Transactions are not supported on tables with multi-Region strong consistency")
 		}
-		return db.transactWriteItems(in, now)
+		// The time the server takes to apply it: its answer leaves then,
+		// and its token is in progress until then.
+		return db.transactWithToken(in, now, c.applying)
 	})
 	if err != nil {
 		return nil, err
@@ -202,6 +229,19 @@ func (c *dynamoClient) send(op string, write bool, keys []string, apply func(*da
 		}
 		if f == faultSlow {
 			back += latency(inv.rng, 500, 3000)
+		}
+		if op == "TransactWriteItems" {
+			// A transaction takes the server longer than a single write,
+			// now and then much longer.
+			c.applying = latency(inv.rng, 5, 50)
+			if inv.rng.IntN(20) == 0 {
+				c.applying = latency(inv.rng, 100, 2000)
+			}
+			if f != faultReplyLost {
+				// A connection reset comes while the server still
+				// applies it; an answer, once it has.
+				back += c.applying
+			}
 		}
 		var err error
 		w.call(inv, there, back, func() {

@@ -25,7 +25,16 @@ import (
 //   - GetItem with ConsistentRead: the item as the last write left it.
 //   - TransactWriteItems: every condition checked, then every write made,
 //     or none; TransactionCanceledException with one reason per item, in
-//     order ("None" for those that did not fail).
+//     order ("None" for those that did not fail). Its ClientRequestToken
+//     (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html)
+//     makes it idempotent: while a transaction with the token is still
+//     being applied, another request with it gets
+//     TransactionInProgressException; for 10 minutes after it completed,
+//     the same request with the same token succeeds again without being
+//     applied again, and another request with it gets
+//     IdempotentParameterMismatchException. (The page says what a repeat
+//     of a successful transaction does; a cancelled one changed nothing,
+//     and the model evaluates its repeat anew.)
 //   - Items of at most 400 KB
 //     (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items),
 //     counted as CapacityUnitCalculations.html does.
@@ -56,6 +65,66 @@ type ditem struct {
 // database is one replica's tables.
 type database struct {
 	tables map[string]map[string]*ditem
+	// tokens are the ClientRequestTokens of the transactions applied, or
+	// being applied.
+	tokens map[string]*txToken
+}
+
+// txToken is what the server keeps of a transaction's ClientRequestToken.
+type txToken struct {
+	request string    // what the request asked: a repeat must ask the same
+	done    time.Time // when the transaction completes (its answer leaves)
+	ok      bool      // it succeeded: a repeat in the window succeeds too
+}
+
+// tokenWindow is how long after a transaction completed its token makes a
+// repeat of it idempotent.
+const tokenWindow = 10 * time.Minute
+
+// transactWithToken is TransactWriteItems at now, applied by the server
+// in d (its answer leaves then), with its ClientRequestToken's rules.
+func (db *database) transactWithToken(in *dynamodb.TransactWriteItemsInput, now time.Time, d time.Duration) ([]change, error) {
+	tok := aws.ToString(in.ClientRequestToken)
+	if tok == "" {
+		return db.transactWriteItems(in, now)
+	}
+	request := fingerprint(in)
+	if t := db.tokens[tok]; t != nil && now.Before(t.done.Add(tokenWindow)) {
+		switch {
+		case t.request != request:
+			return nil, &types.IdempotentParameterMismatchException{Message: aws.String("Request parameters do not match the ones of the original request with this client token")}
+		case now.Before(t.done):
+			return nil, &types.TransactionInProgressException{Message: aws.String("Transaction is ongoing for the given client request token")}
+		case t.ok:
+			return nil, nil // applied once: the same answer, nothing applied again
+		}
+	}
+	changes, err := db.transactWriteItems(in, now)
+	if db.tokens == nil {
+		db.tokens = map[string]*txToken{}
+	}
+	db.tokens[tok] = &txToken{request: request, done: now.Add(d), ok: err == nil}
+	return changes, err
+}
+
+// fingerprint is what a TransactWriteItems request asks, for telling a
+// repeat of it from another request with the same token.
+func fingerprint(in *dynamodb.TransactWriteItemsInput) string {
+	var b []byte
+	for _, ti := range in.TransactItems {
+		if p := ti.Put; p != nil {
+			b = append(b, aws.ToString(p.TableName)...)
+			b = append(b, 0)
+			if k, err := itemKey(map[string]types.AttributeValue{keyAttr: p.Item[keyAttr]}); err == nil {
+				b = append(b, k...)
+			}
+			b = append(b, 0)
+			b = append(b, aws.ToString(p.ConditionExpression)...)
+			b = strconv.AppendInt(append(b, 0), int64(itemSize(p.Item)), 10)
+			b = append(b, 0)
+		}
+	}
+	return string(b)
 }
 
 // newDatabase returns a replica with the tables names, each keyed on the
