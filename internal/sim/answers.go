@@ -26,29 +26,34 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 	}
 	r, ok := parseReceipt(resp)
 	if !ok {
-		c.violate(invOutcome, "", key, "%v returned a response that is not a receipt: %.200q", inv.id, resp)
+		c.violate(invOutcome, noExcuse, key, "%v returned a response that is not a receipt: %.200q", inv.id, resp)
 		return
 	}
 	if c.w.cfg.validation && (r.Amount != inv.amount || r.OrderID != fmt.Sprintf("o%d", inv.req.order)) {
-		label := ""
-		if r.Effect == inv.reconciled || c.misreconciled[r.Effect] {
+		ex := noExcuse
+		if r.Effect == inv.reconciled || c.misreconciled[r.Effect] != "" {
 			// Stored since as the key's response: every replay carries it.
-			label = limitReconcileLives
-			c.misreconciled[r.Effect] = true
+			if c.misreconciled[r.Effect] == "" {
+				c.misreconciled[r.Effect] = c.w.keyReused(inv.req.order, r.Amount)
+			}
+			ex = excuse{limitReconcileLives, c.misreconciled[r.Effect]}
 		}
-		c.violate(invPayload, label, key, "%v (order o%d, amount %d) got the response of effect %d, made for %s amount %d",
+		c.violate(invPayload, ex, key, "%v (order o%d, amount %d) got the response of effect %d, made for %s amount %d",
 			inv.id, inv.req.order, inv.amount, r.Effect, r.OrderID, r.Amount)
 	}
 	ran := outcome == idempotency.OutcomeNew || outcome == idempotency.OutcomeLeaseLost
+	if ran && !bytes.Equal(resp, inv.produced) {
+		c.violate(invOutcome, noExcuse, key, "%v returned %.80q, not the %.80q its handler produced", inv.id, resp, inv.produced)
+	}
 	if ran && c.w.cfg.invoker && !contains(inv.effects, r.Effect) {
-		c.violate(invOutcome, "", key, "%v returned effect %d as done, but it was never committed", inv.id, r.Effect)
+		c.violate(invOutcome, noExcuse, key, "%v returned effect %d as done, but it was never committed", inv.id, r.Effect)
 	}
 	ks := c.key(key)
 	cur := ks.complete
 	if cur != nil && outcome == idempotency.OutcomeReplayed && bytes.Equal(cur.response, resp) {
 		cur.replayed = true
 	}
-	if cur == nil || cur.omitted || !now.Before(cur.expiry.Add(-c.tol())) || bytes.Equal(cur.response, resp) {
+	if cur == nil || cur.omitted || !now.Before(cur.expiryLo.Add(-c.tol())) || bytes.Equal(cur.response, resp) {
 		return
 	}
 	if prev := ks.previous; prev != nil && bytes.Equal(prev.response, resp) &&
@@ -58,32 +63,71 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 		return
 	}
 	if ran && !contains(c.tokensOf(inv), cur.token) {
-		// The handler ran while another's COMPLETE record was live: I1
+		// The handler ran while another's COMPLETED record was live: I1
 		// reports the effect; here the caller got its own result.
-		c.violate(invReplay, cmp.Or(cur.label, inv.limit), key, "%v ran (effect %d) and returned its own response while token %s's was stored", inv.id, r.Effect, c.name(cur.token))
+		c.violate(invReplay, cmp.Or(cur.lostBy, inv.limit), key, "%v ran (effect %d) and returned its own response while token %s's was stored", inv.id, r.Effect, c.name(cur.token))
 		return
 	}
-	c.violate(invReplay, cur.label, key, "%v got effect %d's response, not the stored one of token %s (until %s)", inv.id, r.Effect, c.name(cur.token), c.w.at(cur.expiry))
+	c.violate(invReplay, cur.lostBy, key, "%v got %.80q, not the %.80q that the key's holder (token %s) completed (stored until %s)",
+		inv.id, resp, cur.response, c.name(cur.token), c.w.at(cur.expiry))
 }
 
 func (c *checker) returnedError(inv *invocation, key string, outcome idempotency.Outcome, err error) {
 	if e, ok := errors.AsType[*idempotency.InProgressError](err); ok {
-		bound := e.LeaseEnd.Add(c.tol())
-		if c.w.cfg.policy != idempotency.AbandonRetry {
-			bound = bound.Add(idempotency.AbandonGrace)
+		c.inProgress(inv, key, e.LeaseEnd, false)
+	}
+	if e, ok := errors.AsType[*idempotency.AbandonedError](err); ok {
+		if c.w.cfg.policy != idempotency.AbandonBlock {
+			c.violate(invBlocked, noExcuse, key, "%v was told AbandonedError under Abandon%s", inv.id, policyName(c.w.cfg.policy))
 		}
-		// As of the engine's last look at its clock: a verdict reached on
-		// a reading taken before a slow request is the truth of its time.
-		// A duplicate whose read failed answers with what it saw last.
-		if !inv.storeFailed && !inv.judgedAt.Before(bound) {
-			c.violate(invBlocked, c.key(key).lostLabel, key, "%v was told InProgressError on a clock read at %s, past its lease end %s and the grace", inv.id, c.w.at(inv.judgedAt), c.w.at(e.LeaseEnd))
-		}
+		c.inProgress(inv, key, e.Deadline, true)
 	}
 	if nothingHappened(err) && len(inv.effects) > 0 {
-		c.violate(invOutcome, "", key, "%v made effect %v but was told %T: %v", inv.id, inv.effects, err, err)
+		c.violate(invOutcome, noExcuse, key, "%v made effect %v but was told %T: %v", inv.id, inv.effects, err, err)
 	}
 	if inv.succeeded && !c.w.cfg.invoker {
-		c.violate(invOutcome, "", key, "%v's handler succeeded (effect %v) but its caller got %T: %v", inv.id, inv.effects, err, err)
+		c.violate(invOutcome, noExcuse, key, "%v's handler succeeded (effect %v) but its caller got %T: %v", inv.id, inv.effects, err, err)
+	}
+}
+
+// inProgress judges a duplicate told that another holds the key, whose
+// lease ends at end (an InProgressError), or that the holder is gone
+// (abandoned, an AbandonedError, whose deadline is end): end must be a
+// holder's real lease end, by the spec, and the answer must come before
+// it (plus AbandonGrace under AbandonBlock and AbandonUncertain), or
+// after it for abandoned.
+func (c *checker) inProgress(inv *invocation, key string, end time.Time, abandoned bool) {
+	var holder *tokenState
+	for _, ts := range c.tokens {
+		if ts.key == key && ts.owner != inv && !ts.reclaimed && ts.holderEnd.Equal(end) {
+			holder = ts
+			break
+		}
+	}
+	if holder == nil {
+		c.violate(invBlocked, c.key(key).lostBy, key, "%v was told the holder's lease ends at %s, which is no holder's deadline plus WithLeaseBeyondDeadline", inv.id, c.w.at(end))
+		return
+	}
+	bound := holder.holderEnd.Add(c.tol())
+	if c.w.cfg.policy != idempotency.AbandonRetry {
+		bound = bound.Add(idempotency.AbandonGrace)
+	}
+	judged := clockOf(inv, inv.judgedAt)
+	switch {
+	case abandoned && judged.Add(2*c.tol()).Before(bound):
+		c.violate(invBlocked, noExcuse, key, "%v was told AbandonedError on a clock read at %s, before %v's deadline %s and the grace",
+			inv.id, c.w.at(judged), holder.owner.id, c.w.at(holder.holderEnd))
+	case abandoned:
+	case !inv.judgedAt.Before(bound):
+		// As of the engine's last look at its clock: a verdict reached on
+		// a reading taken before a slow request is the truth of its time.
+		// A duplicate whose read failed answers with what it saw last
+		// (docs/in-progress.md), when a fault made it fail.
+		if inv.storeFailed && len(inv.faults) > 0 {
+			return
+		}
+		c.violate(invBlocked, c.key(key).lostBy, key, "%v was told InProgressError on a clock read at %s, past %v's lease end %s and the grace",
+			inv.id, c.w.at(inv.judgedAt), holder.owner.id, c.w.at(holder.holderEnd))
 	}
 }
 
@@ -138,15 +182,11 @@ func (c *checker) tokensOf(inv *invocation) []string {
 	return out
 }
 
-// name abbreviates a lease token for reports: its first 6 digits.
-func (c *checker) name(token string) string {
-	if token == "" {
-		return "(none)"
-	}
-	if len(token) > 6 {
-		return token[:6]
-	}
-	return token
+// encode is a receipt as the handler's response must read: the checker's
+// own encoding, by encoding/json.
+func encode(r receipt) []byte {
+	b, _ := json.Marshal(r)
+	return b
 }
 
 // parseReceipt reads a receipt as encoding/json wrote it, without

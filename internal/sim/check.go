@@ -7,22 +7,33 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-// This file holds the invariants, checked as the schedule runs; the
-// violations are reported with the seed. docs/simulation.md words each
-// one and names the page that promises it.
+// This file holds the checker's state and vocabulary: the invariants, the
+// documented limits, and what the checker knows of each key and lease
+// token. It judges by the specification, never by what the code wrote:
+// each expectation is computed here from the function's options
+// (plan.go's config), each invocation's deadline and clock on the world's
+// time, and the faults the world injected, and the records, answers and
+// effects the code produced are compared with it (records.go, effects.go,
+// answers.go). It calls none of the library's helpers and copies none of
+// its formulas. docs/simulation.md words each invariant and names the
+// page that promises it.
 const (
 	// I1: an effect runs at most once per key within its record's life,
-	// but after a fenced takeover: the earlier runner's lease had ended
-	// and it was gone, and it can no longer write (see I1F).
+	// but after a fenced takeover: the earlier runner's lease had ended,
+	// it was gone, and an injected fault explains why it had not
+	// completed.
 	invAtMostOnce = "I1 at most once"
-	// I1F: no write carrying a lease token succeeds once another
-	// invocation has taken the key over.
+	// I1F: every write or delete is made under the writer's own lease:
+	// a record replaced or deleted only by its token's holder, or taken
+	// over only once it is no longer live by the spec.
 	invFenced = "I1F fenced"
 	// I2: no caller receives a response made for another payload.
 	invPayload = "I2 payload"
-	// I3: a stored response is replayed byte for byte until it expires.
+	// I3: a replay is of the exact bytes the key's holder completed, until
+	// the record expires.
 	invReplay = "I3 replay"
-	// I4: no record holds its key past its lease plus the grace.
+	// I4: an InProgressError names the holder's real lease end, and no
+	// duplicate gets one past it.
 	invBlocked = "I4 blocked"
 	// I5: an invocation that reports that nothing happened made no
 	// effect; one whose handler succeeded is not reported as failed.
@@ -30,13 +41,17 @@ const (
 	// I6: with the effect staged and committed with the record, one
 	// committed effect per key and record life.
 	invExactlyOnce = "I6 exactly once"
+	// IR: each record written holds what the options say it must:
+	// status, token, expiry, lease end, deadline, payload hash, response.
+	invRecord = "IR record"
 	// The simulator itself failed (a panic, a model asked something it
 	// does not know): a bug to fix, reported like a violation.
 	invSimulator = "simulator"
 )
 
 // The documented limits: a violation under one of them is reported, and
-// counted, but is what the documentation says may happen.
+// counted, but is what the documentation says may happen, provided the
+// injected fault that caused it is named.
 const (
 	// limitSkew: a sandbox's clock ahead of the holder's deadline by more
 	// than WithLeaseBeyondDeadline took the key over while its holder
@@ -60,7 +75,9 @@ const (
 type Violation struct {
 	Invariant string
 	// Limit is the documented limit that explains it, or "".
-	Limit  string
+	Limit string
+	// Fault is the injected fault the limit names as its cause.
+	Fault  string
 	Key    string
 	Detail string
 	At     time.Duration // since the start
@@ -69,49 +86,72 @@ type Violation struct {
 func (v Violation) String() string {
 	s := fmt.Sprintf("%s at +%.3fs: %s", v.Invariant, v.At.Seconds(), v.Detail)
 	if v.Limit != "" {
-		s += " [documented limit: " + v.Limit + "]"
+		s += " [documented limit: " + v.Limit + "; caused by: " + v.Fault + "]"
 	}
 	return s
 }
 
-// recView is a record as a store keeps it, as the checker reads it.
+// excuse is a documented limit and the injected fault that caused it; an
+// excuse without a fault excuses nothing.
+type excuse struct{ limit, fault string }
+
+var noExcuse excuse
+
+// recView is a record as a store keeps it, as the checker reads it from
+// the store's format (docs/record-format.md, docs/redis.md), by its own
+// reading.
 type recView struct {
 	status   idempotency.Status
 	token    string
 	expiry   time.Time
 	leaseEnd time.Time
 	deadline time.Time
+	hash     string
 	response []byte
 	omitted  bool
+	// deleteAt is when the server deletes the key (Redis's TTL), or zero.
+	deleteAt time.Time
 }
 
-func viewOf(r *idempotency.Record) *recView {
-	if r == nil {
-		return nil
-	}
-	return &recView{status: r.Status, token: r.LeaseToken, expiry: r.Expiry, leaseEnd: r.LeaseEnd,
-		deadline: r.Deadline, response: r.Response, omitted: r.ResponseOmitted}
-}
-
-// tokenState is what the checker knows of one lease token.
+// tokenState is what the checker knows of one lease token: who took it,
+// and what the spec says of its records.
 type tokenState struct {
 	owner *invocation
+	key   string
+	// acquiredAt is when its first record was written (world time).
+	acquiredAt time.Time
+	// holderEnd is the owner's deadline plus WithLeaseBeyondDeadline,
+	// in the stores' millisecond precision: the lease end under
+	// AbandonRetry, the record's deadline under the other policies.
+	holderEnd time.Time
+	// expiryLo is the earliest expiry the spec allows its current record:
+	// before it, the record is live by every clock of the schedule.
+	expiryLo time.Time
 	// rec is the latest record carrying the token that a store holds;
 	// nil once deleted or lost.
 	rec       *recView
-	released  bool   // deleted by a Release
-	lostLabel string // lost in a failover: the limit that explains it, if any
-	lost      bool
+	released  bool // deleted by a Release
+	lost      bool // lost in a failover
+	lostBy    excuse
+	reclaimed bool // taken by a Reclaim, to reconcile
+	// reconciling: its record is the UNCERTAIN record of a reconciling
+	// invocation, with its lease (not yet held again without one).
+	reconciling bool
+	// running is the fault under which it was taken over while its
+	// owner still ran (a clock ahead), or "".
+	takenWhileRunning excuse
 }
 
-// completion is a COMPLETE record a store holds for a key.
+// completion is a COMPLETED record of a key: the bytes its holder
+// completed, and when it stops counting.
 type completion struct {
 	token    string
-	response []byte
+	response []byte // what the holder produced, by the checker's encoding
 	omitted  bool
-	expiry   time.Time
-	label    string // set when the record was lost, by the limit that explains it
-	replayed bool   // a caller was given it as a replay
+	expiryLo time.Time // the spec's earliest expiry
+	expiry   time.Time // the stored one, checked against the spec
+	lostBy   excuse    // set when the record was lost
+	replayed bool      // a caller was given it as a replay
 }
 
 // keyState is what the checker knows of one key.
@@ -120,8 +160,8 @@ type keyState struct {
 	lastEffect  *effectRec
 	complete    *completion
 	previous    *completion // the one before, for replies at the boundary
-	lostLabel   string      // a write of this key was lost in a failover
-	twoRegions  bool        // written from both Regions of a global table
+	lostBy      excuse      // a write of this key was lost in a failover
+	regions     [2]time.Time
 	lastRegions int
 }
 
@@ -129,6 +169,7 @@ type effectRec struct {
 	inv   *invocation
 	token string
 	n     int
+	at    time.Time
 }
 
 // Stats counts what the schedules did.
@@ -160,13 +201,19 @@ type checker struct {
 	keys       map[string]*keyState
 	violations []Violation
 	stats      Stats
+	// hashes are the payload hashes seen, by the amount they were made
+	// for, and the other way round: one payload, one hash.
+	hashes  map[int]string
+	amounts map[string]int
 	// misreconciled are the effects a reconcile function returned for
-	// another payload (limitReconcileLives).
-	misreconciled map[int]bool
+	// another payload (limitReconcileLives), with the request that
+	// reused the key.
+	misreconciled map[int]string
 }
 
 func newChecker(w *world) *checker {
-	return &checker{w: w, tokens: map[string]*tokenState{}, keys: map[string]*keyState{}, misreconciled: map[int]bool{}}
+	return &checker{w: w, tokens: map[string]*tokenState{}, keys: map[string]*keyState{},
+		hashes: map[int]string{}, amounts: map[string]int{}, misreconciled: map[int]string{}}
 }
 
 // tol is how far two sandboxes' clocks may disagree: what a judgement of
@@ -182,210 +229,64 @@ func (c *checker) key(k string) *keyState {
 	return ks
 }
 
-func (c *checker) violate(invariant, label, key, format string, args ...any) {
-	if c.w.cfg.store == StoreGlobalEventual && label == "" && c.key(key).twoRegions {
-		label = limitMREC
+// violate reports a violation, excused by ex when ex names both a limit
+// and the fault that caused it.
+func (c *checker) violate(invariant string, ex excuse, key, format string, args ...any) {
+	if ex.limit == "" && c.w.cfg.store == StoreGlobalEventual {
+		ex = c.twoRegions(key)
 	}
-	v := Violation{Invariant: invariant, Limit: label, Key: key, Detail: fmt.Sprintf(format, args...), At: c.w.s.now.Sub(epoch)}
+	detail := fmt.Sprintf(format, args...)
+	if ex.limit != "" && ex.fault == "" {
+		detail += " (the documented limit " + ex.limit + " names no injected fault here: no excuse)"
+		ex = noExcuse
+	}
+	v := Violation{Invariant: invariant, Limit: ex.limit, Fault: ex.fault, Key: key, Detail: detail, At: c.w.s.now.Sub(epoch)}
 	c.violations = append(c.violations, v)
 	if c.w.trace != nil {
 		c.w.trace.log(nil, "VIOLATION %s", v)
 	}
 }
 
+// twoRegions is the excuse of a key written from both Regions of a
+// global table in eventual consistency.
+func (c *checker) twoRegions(key string) excuse {
+	ks := c.keys[key]
+	if ks == nil || ks.regions[0].IsZero() || ks.regions[1].IsZero() {
+		return noExcuse
+	}
+	return excuse{limitMREC, fmt.Sprintf("written in Region 0 at %s and in Region 1 at %s", c.w.at(ks.regions[0]), c.w.at(ks.regions[1]))}
+}
+
 // fail reports a failure of the simulator itself.
 func (c *checker) fail(format string, args ...any) {
-	c.violate(invSimulator, "", "", format, args...)
+	c.violate(invSimulator, noExcuse, "", format, args...)
 }
 
-// wrote is told of every write a client's request made to a store (not
-// those a replication or a TTL sweep makes): before and after are the
-// record before and after it, nil when there was or is none.
-func (c *checker) wrote(inv *invocation, key string, before, after *recView, region int) {
-	ks := c.key(key)
-	if ks.lastRegions != 0 && ks.lastRegions != region+1 {
-		ks.twoRegions = true
-	}
-	ks.lastRegions = region + 1
-	now := c.w.s.now
-	if after == nil { // a delete
-		if before == nil {
-			return
-		}
-		if ks.holder != before.token {
-			c.violate(invFenced, ks.lostLabel, key, "%v deleted the record of token %s after %s took the key", inv.id, c.name(before.token), c.name(ks.holder))
-		}
-		if ts := c.tokens[before.token]; ts != nil {
-			ts.rec, ts.released = nil, true
-		}
-		ks.holder = ""
-		return
-	}
-	beforeToken := ""
-	if before != nil {
-		beforeToken = before.token
-	}
-	ts := c.tokens[after.token]
-	if after.token != beforeToken && after.status != idempotency.StatusComplete {
-		// An acquisition: Acquire's IN_PROGRESS, or Reclaim's UNCERTAIN
-		// under a new token.
-		if ts == nil {
-			ts = &tokenState{owner: inv}
-			c.tokens[after.token] = ts
-		}
-		ts.rec = after
-		ks.holder = after.token
-		inv.token, inv.acquiredAt = after.token, now
-		if c.w.trace != nil {
-			c.w.trace.log(inv, "holds %s under token %s, lease until %s, expiry %s", short(key), c.name(after.token), c.w.at(after.leaseEnd), c.w.at(after.expiry))
-		}
-		return
-	}
-	if ks.holder != after.token {
-		c.violate(invFenced, ks.lostLabel, key, "%v wrote a %s record under token %s after %s took the key", inv.id, after.status, c.name(after.token), c.name(ks.holder))
-	}
-	if ts == nil {
-		c.fail("a record written under token %s, which no acquisition wrote", after.token)
-		return
-	}
-	ts.rec = after
-	if after.status != idempotency.StatusComplete {
-		return
-	}
-	if le := ks.lastEffect; le != nil && ts.owner.reconciled == le.n {
-		// A reconciled effect: the record that now stands for it is this
-		// one.
-		le.token = after.token
-	}
-	if cur := ks.complete; cur != nil && cur.token != after.token && now.Before(cur.expiry.Add(-c.tol())) {
-		c.violate(invReplay, cur.label, key, "the response stored under token %s was replaced by %s's before it expired at %s",
-			c.name(cur.token), c.name(after.token), c.w.at(cur.expiry))
-	}
-	if ks.complete == nil || ks.complete.token != after.token {
-		ks.previous = ks.complete
-	}
-	ks.complete = &completion{token: after.token, response: after.response, omitted: after.omitted, expiry: after.expiry}
+// holderEnd is, by the spec, the end of inv's lease: its deadline on the
+// world's clock plus WithLeaseBeyondDeadline, stored to the millisecond.
+func (c *checker) holderEnd(inv *invocation) time.Time {
+	return inv.deadline.Add(c.w.cfg.leaseBeyond).Truncate(time.Millisecond)
 }
 
-// deleted is told of a record a TTL sweep or a server's expiry deleted.
-func (c *checker) deleted(key string, rec *recView) {
-	if ks := c.keys[key]; ks != nil && ks.holder == rec.token {
-		ks.holder = ""
-	}
-}
+// clock is inv's sandbox's clock at the world's time t.
+func clockOf(inv *invocation, t time.Time) time.Time { return t.Add(inv.sb.clock.skew) }
 
-// reverted is told that a failover replaced the record of key with now
-// (nil: none); label names the limit that explains it when writes the
-// clients had been told were made were lost.
-func (c *checker) reverted(key string, now *recView, label string) {
-	ks := c.key(key)
-	if label != "" {
-		ks.lostLabel = label
+// gone is the fault that explains why inv, which held a key, did not
+// complete it: its death, or a store fault after since; "" when nothing
+// injected explains it.
+func (c *checker) gone(inv *invocation, since time.Time) string {
+	if inv.died {
+		return inv.death
 	}
-	for tok, ts := range c.tokens {
-		if ts.rec == nil || ts.lost || c.keyOf(ts) != key {
-			continue
-		}
-		switch {
-		case now != nil && now.token == tok:
-			ts.rec = now
-		case tok == ks.holder:
-			// The key's record, gone: tokens it had taken over from
-			// lost their record before, not now.
-			ts.rec, ts.lost, ts.lostLabel = nil, true, label
+	for _, f := range inv.faults {
+		if !f.at.Before(since) {
+			return f.String()
 		}
 	}
-	if cur := ks.complete; cur != nil && (now == nil || now.status != idempotency.StatusComplete || now.token != cur.token) {
-		if label == "" && !cur.replayed {
-			// Lost before anyone but its writer, who was not told it was
-			// made, could see it: as if its Complete had failed.
-			ks.complete, ks.previous = nil, nil
-		} else {
-			cur.label = label
-		}
+	if o := c.w.failoverAfter(since); o != "" {
+		return o
 	}
-	ks.holder = ""
-	if now != nil {
-		ks.holder = now.token
-	}
-}
-
-// keyOf is the key a token's invocation works on.
-func (c *checker) keyOf(ts *tokenState) string {
-	return ts.owner.key
-}
-
-// effect is told of an effect the downstream made for key, or (staged
-// is true) of a committed transaction that held it.
-func (c *checker) effect(inv *invocation, key string, n, amount int) {
-	c.stats.Effects++
-	invariant := invAtMostOnce
-	if c.w.cfg.invoker {
-		invariant = invExactlyOnce
-	}
-	ks := c.key(key)
-	defer func() { ks.lastEffect = &effectRec{inv: inv, token: inv.token, n: n} }()
-	if inv.token == "" {
-		c.violate(invariant, "", key, "%v made effect %d without holding the key", inv.id, n)
-		return
-	}
-	prev := ks.lastEffect
-	if prev == nil || prev.inv == inv {
-		return
-	}
-	this := &effectRec{inv: inv, token: inv.token, n: n}
-	if inv.acquiredAt.Before(prev.inv.acquiredAt) {
-		// prev's invocation took the key after this one did, which made
-		// its effect late (its Acquire's answer came late, say): the
-		// takeover to judge is prev's, of this one's record.
-		c.judge(invariant, key, this, prev)
-		return
-	}
-	c.judge(invariant, key, prev, this)
-}
-
-// judge decides whether taker, whose invocation took key at its
-// acquiredAt, could make its effect beside holder's, made under the
-// record that taker's acquisition replaced.
-func (c *checker) judge(invariant, key string, holder, taker *effectRec) {
-	prev, inv := holder, taker.inv
-	ts := c.tokens[prev.token]
-	tB := inv.acquiredAt
-	tol := c.tol()
-	ks := c.key(key)
-	what := fmt.Sprintf("effect %d by %v (token %s, taken at %s) beside effect %d by %v (token %s, taken at %s)",
-		taker.n, inv.id, c.name(inv.token), c.w.at(tB), prev.n, prev.inv.id, c.name(prev.token), c.w.at(prev.inv.acquiredAt))
-	switch {
-	case ts == nil:
-		c.violate(invariant, "", key, "%s: the earlier token is unknown", what)
-	case ts.lost:
-		c.violate(invariant, ts.lostLabel, key, "%s: the earlier record was lost in a failover", what)
-	case ts.released:
-		c.violate(invariant, "", key, "%s: the earlier record was released after its effect", what)
-	case ts.rec == nil:
-		c.violate(invariant, ks.lostLabel, key, "%s: the earlier record is gone", what)
-	case !ts.rec.expiry.IsZero() && !tB.Before(ts.rec.expiry.Add(-tol)):
-		c.stats.RerunsAfterExpiry++
-	case ts.rec.status == idempotency.StatusInProgress && c.w.cfg.invoker && invariant == invExactlyOnce:
-		// A committed effect always comes with its COMPLETE record: an
-		// IN_PROGRESS one here means two commits.
-		c.violate(invariant, "", key, "%s: two committed effects in one record's life", what)
-	case ts.rec.status == idempotency.StatusInProgress:
-		gone := prev.inv.ended && !prev.inv.endedAt.After(tB)
-		switch {
-		case gone && !tB.Before(ts.rec.leaseEnd.Add(-tol)):
-			c.stats.FencedTakeovers++
-		case !gone && !tB.Add(inv.sb.clock.skew).Before(ts.rec.leaseEnd) && tB.Before(ts.rec.leaseEnd):
-			inv.limit, prev.inv.limit = limitSkew, limitSkew
-			c.violate(invariant, limitSkew, key, "%s: taken over while %v still ran, %v before its lease ended at %s, by a clock %v ahead",
-				what, prev.inv.id, ts.rec.leaseEnd.Sub(tB), c.w.at(ts.rec.leaseEnd), inv.sb.clock.skew)
-		default:
-			c.violate(invariant, ks.lostLabel, key, "%s: taken over while the earlier lease (until %s) was live (its holder gone: %v)",
-				what, c.w.at(ts.rec.leaseEnd), gone)
-		}
-	default:
-		c.violate(invariant, ks.lostLabel, key, "%s: the earlier record is %s until %s", what, ts.rec.status, c.w.at(ts.rec.expiry))
-	}
+	return ""
 }
 
 // died is told that inv's process died.
@@ -395,4 +296,29 @@ func (c *checker) died(inv *invocation) {
 	} else {
 		c.stats.Timeouts++
 	}
+}
+
+// name abbreviates a lease token for reports: its first 6 digits.
+func (c *checker) name(token string) string {
+	if token == "" {
+		return "(none)"
+	}
+	if len(token) > 6 {
+		return token[:6]
+	}
+	return token
+}
+
+// injected is a fault the world injected into an invocation's requests.
+type injected struct {
+	at   time.Time
+	what string
+}
+
+func (f injected) String() string { return fmt.Sprintf("%s at +%.3fs", f.what, f.at.Sub(epoch).Seconds()) }
+
+// inject notes a fault injected into inv's requests, for the excuses
+// that name it.
+func (w *world) inject(inv *invocation, format string, args ...any) {
+	inv.faults = append(inv.faults, injected{at: w.s.now, what: fmt.Sprintf(format, args...)})
 }

@@ -35,6 +35,7 @@ func (d *downstream) effect(inv *invocation, key string, amount int) (int, error
 	w := d.w
 	if !inv.quiet && inv.rng.Float64() < w.cfg.slowHandler {
 		// Long enough to outlive the deadline: Lambda ends it midway.
+		w.inject(inv, "the handler outlives the timeout")
 		inv.task.sleep(w.cfg.timeout)
 	}
 	lost := !inv.quiet && inv.rng.Float64() < w.cfg.externalTimeout
@@ -49,6 +50,7 @@ func (d *downstream) effect(inv *invocation, key string, amount int) (int, error
 		w.check.effect(inv, key, n, amount)
 	})
 	if lost {
+		w.inject(inv, "the downstream's answer is lost")
 		if w.trace != nil {
 			w.trace.log(inv, "the downstream's answer is lost")
 		}
@@ -63,6 +65,7 @@ func (d *downstream) lookup(inv *invocation, key string) (receipt, bool, error) 
 	var found []downEffect
 	d.w.call(inv, latency(inv.rng, 5, 50), latency(inv.rng, 5, 50), func() { found = d.effects[key] })
 	if !inv.quiet && inv.rng.Float64() < d.w.cfg.externalTimeout {
+		d.w.inject(inv, "the downstream does not answer the reconcile function")
 		return receipt{}, false, errNoAnswer
 	}
 	if len(found) == 0 {
@@ -73,6 +76,7 @@ func (d *downstream) lookup(inv *invocation, key string) (receipt, bool, error) 
 	}
 	e := found[len(found)-1]
 	inv.reconciled = e.n
+	inv.produced = encode(receipt{OrderID: e.order, Amount: e.amount, Effect: e.n})
 	if d.w.trace != nil {
 		d.w.trace.log(inv, "reconcile: effect %d happened", e.n)
 	}

@@ -266,6 +266,9 @@ func (c *dynamoClient) send(op string, write bool, keys []string, apply func(*da
 					c.d.applied(inv, region, changes)
 				}
 			}
+			if f != faultNone || (err != nil && w.regionOut(region)) {
+				w.inject(inv, "%s %s attempt %d: %s", op, keysText(keys), attempt, outcomeText(f, err))
+			}
 			if w.trace != nil {
 				w.trace.log(inv, "%s %s attempt %d: %s", op, keysText(keys), attempt, outcomeText(f, err))
 			}

@@ -432,7 +432,7 @@ func recordOf(item map[string]types.AttributeValue) *recView {
 		}
 		return time.Time{}
 	}
-	r := &recView{status: idempotency.Status(s("status")), token: s("lease_token"), leaseEnd: ms("in_progress_expiration"), deadline: ms("invocation_deadline")}
+	r := &recView{status: idempotency.Status(s("status")), token: s("lease_token"), leaseEnd: ms("in_progress_expiration"), deadline: ms("invocation_deadline"), hash: s("validation")}
 	if x := n("expiration"); x != 0 {
 		r.expiry = time.Unix(x, 0).UTC()
 	}

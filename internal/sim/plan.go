@@ -68,6 +68,9 @@ type config struct {
 	// redisWait is redis's WaitReplicas: WAIT for that many replicas
 	// after each write (0: today's default, no WAIT).
 	redisWait int
+	// responseStore wraps the store in responsestore's, compressing and
+	// encrypting each response (WithCompression, WithAEAD).
+	responseStore bool
 
 	// Per attempt of a store request.
 	throttle, serverError, replyLost, slowReply float64
@@ -177,6 +180,9 @@ func newPlan(seed uint64, store Store, o options) *plan {
 	if o.leaseBeyond {
 		c.leaseBeyond = max(c.leaseBeyond, c.maxSkew)
 	}
+	// Drawn from a source of its own, so that the draws above and below
+	// name the schedules they named before it.
+	c.responseStore = rand.New(rand.NewPCG(seed, 0x7e5)).Float64() < 0.3
 
 	switch x := r.Float64(); {
 	case x < 0.4:
@@ -252,8 +258,8 @@ func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
 func (p *plan) String() string {
 	var b strings.Builder
 	c := &p.cfg
-	fmt.Fprintf(&b, "store %s, timeout %v, expiry %v, policy %v, reconcile %v, uncertain %v, wait %v, lease beyond %v, validation %v, cache %d, staged writes %v, max skew %v",
-		c.store, c.timeout, c.expiry, c.policy, c.reconcile, c.uncertain, c.wait, c.leaseBeyond, c.validation, c.cache, c.invoker, c.maxSkew)
+	fmt.Fprintf(&b, "store %s, timeout %v, expiry %v, policy %v, reconcile %v, uncertain %v, wait %v, lease beyond %v, validation %v, cache %d, staged writes %v, response store %v, max skew %v",
+		c.store, c.timeout, c.expiry, c.policy, c.reconcile, c.uncertain, c.wait, c.leaseBeyond, c.validation, c.cache, c.invoker, c.responseStore, c.maxSkew)
 	if c.store == StoreRedis {
 		fmt.Fprintf(&b, ", WAIT %d", c.redisWait)
 	}

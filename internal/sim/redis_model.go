@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -202,6 +203,7 @@ func (r *redisWorld) arrive(inv *invocation, c *redisConn, cmds [][]string, answ
 	}
 	if now.Before(r.failingTo) || (c.srv != nil && c.srv != r.primary) {
 		c.brk(now.Add(back), io.EOF)
+		w.inject(inv, "redis %s: the connection closed by the failover", what)
 		if w.trace != nil {
 			w.trace.log(inv, "redis %s: the connection is closed (failover)", what)
 		}
@@ -240,6 +242,9 @@ func (r *redisWorld) arrive(inv *invocation, c *redisConn, cmds [][]string, answ
 	r.caller, r.conn = nil, nil
 	if f == faultReplyLost {
 		c.brk(now.Add(back), closeWith)
+	}
+	if f != faultNone {
+		w.inject(inv, "redis %s %s: %s", what, keyOfCommand(cmds), outcomeText(f, answerErr))
 	}
 	if w.trace != nil {
 		w.trace.log(inv, "redis %s %s: %s", what, keyOfCommand(cmds), outcomeText(f, answerErr))
@@ -310,21 +315,21 @@ func (r *redisWorld) failover() {
 	w := r.w
 	took := time.Duration(1000+w.s.rng.IntN(9000)) * time.Millisecond
 	r.failingTo = w.s.now.Add(took)
-	lost := map[string]string{} // key -> label
+	lost := map[string]excuse{}
 	var keys []string
 	for _, x := range r.backlog {
 		// Without WAIT, asynchronous replication is the documented limit
 		// (docs/redis.md): a write, acknowledged or read by another
 		// client, can be lost. With it, only the writes no client was
 		// told were made should be.
-		label, seen := lost[x.key]
+		ex, seen := lost[x.key]
 		if !seen {
 			keys = append(keys, x.key)
 		}
 		if w.cfg.redisWait == 0 || (!x.ackedAt.IsZero() && !x.ackedAt.After(w.s.now)) {
-			label = limitRedisFailover
+			ex = excuse{limitRedisFailover, fmt.Sprintf("the Redis failover at %s lost the writes its replica had not received", w.at(w.s.now))}
 		}
-		lost[x.key] = label
+		lost[x.key] = ex
 	}
 	if w.trace != nil {
 		w.trace.log(nil, "the Redis primary fails over to its replica (%d writes lost, %v to recover)", len(r.backlog), took)
@@ -354,7 +359,7 @@ func recViewOfHash(h *redisHash) *recView {
 	if h == nil {
 		return nil
 	}
-	v := &recView{}
+	v := &recView{deleteAt: h.expireAt}
 	at := func(s string, unit time.Duration) time.Time {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -379,6 +384,8 @@ func recViewOfHash(h *redisHash) *recView {
 			v.response = []byte(val)
 		case "response_omitted":
 			v.omitted = val == "1"
+		case "validation":
+			v.hash = val
 		}
 	}
 	return v

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/internal/simclock"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
 )
 
 // This file is the world the engine runs in: Lambda's sandboxes, each
@@ -94,10 +97,19 @@ type invocation struct {
 	storeFailed bool
 	// reconciled is the effect its reconcile function found, or 0.
 	reconciled int
+	// produced is the response its handler, or its reconcile function,
+	// made: the receipt as the checker encodes it.
+	produced []byte
+	// outcome is what it returned, once it has.
+	outcome idempotency.Outcome
+	// faults are the faults injected into its requests, and death what
+	// ended its process: what the checker's excuses name.
+	faults []injected
+	death  string
 	// limit names the documented limit under which its key was taken
 	// over from it, or by it, while it still ran: what it returns is then
 	// judged under that limit too.
-	limit string
+	limit excuse
 }
 
 // receipt is the handler's response: the effect that made it, so that two
@@ -118,6 +130,49 @@ var (
 	errDeclined = errors.New("sim: the downstream declined the order")
 	errDied     = errors.New("sim: the invocation's process died")
 )
+
+// skewFault names the fault of a sandbox whose clock is ahead.
+func (sb *sandbox) skewFault() string {
+	return fmt.Sprintf("sandbox %d's clock is %v ahead of the world's", sb.id, sb.clock.skew)
+}
+
+// failoverAfter names a Redis failover between since and now, or "".
+func (w *world) failoverAfter(since time.Time) string {
+	if w.cfg.store != StoreRedis {
+		return ""
+	}
+	for _, o := range w.plan.outages {
+		if at := epoch.Add(o.at); !at.Before(since) && !at.After(w.s.now) {
+			return fmt.Sprintf("the Redis failover at +%.3fs", o.at.Seconds())
+		}
+	}
+	return ""
+}
+
+// keyReused names the request of the plan that reused order's key for
+// another payload than amount, the client bug behind a reconcile across
+// an expired record, or "".
+func (w *world) keyReused(order, amount int) string {
+	for _, q := range w.plan.requests {
+		if q.order == order && q.amount != amount {
+			return fmt.Sprintf("request r%d reused order o%d's key with amount %d", q.id, order, q.amount)
+		}
+	}
+	return ""
+}
+
+// simAEAD is the response store's cipher: AES-256-GCM under a fixed key.
+var simAEAD = func() cipher.AEAD {
+	block, err := aes.NewCipher(make([]byte, 32))
+	if err != nil {
+		panic(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return aead
+}()
 
 // log is where the engine's logs go: nowhere, as fast as possible.
 var discard = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
@@ -141,6 +196,12 @@ func (w *world) sandboxFor(region int) (*sandbox, error) {
 	store, err := w.store.newStore(w, sb)
 	if err != nil {
 		return nil, err
+	}
+	if w.cfg.responseStore {
+		if store, err = responsestore.New(store, responsestore.WithCompression(1024), responsestore.WithAEAD(simAEAD),
+			responsestore.WithFunctionName("sim")); err != nil {
+			return nil, err
+		}
 	}
 	h, err := idempotency.New(store, w.handler(sb), w.functionOptions(sb)...)
 	if err != nil {
@@ -253,6 +314,7 @@ func (w *world) run(inv *invocation) {
 	resp, err := inv.sb.handler.Invoke(ctx, payload)
 	inv.ended, inv.endedAt = true, w.s.now
 	obs := inv.sb.obs
+	inv.outcome = obs.Outcome
 	if w.trace != nil {
 		w.trace.log(inv, "returns %s", describe(obs.Outcome, resp, err))
 	}
@@ -268,6 +330,7 @@ func (w *world) die(inv *invocation, why string) {
 		return
 	}
 	inv.ended, inv.died, inv.endedAt = true, true, w.s.now
+	inv.death = fmt.Sprintf("%v %s at +%.3fs", inv.id, why, w.s.now.Sub(epoch).Seconds())
 	if w.trace != nil {
 		w.trace.log(inv, "%s: its process dies", why)
 	}
@@ -307,6 +370,7 @@ func (w *world) handler(sb *sandbox) func(context.Context, order) (receipt, erro
 			w.trace.log(inv, "handler runs")
 		}
 		if !inv.quiet && inv.rng.Float64() < w.cfg.handlerError {
+			w.inject(inv, "the handler fails before its effect")
 			return receipt{}, errDeclined
 		}
 		var note string
@@ -328,14 +392,18 @@ func (w *world) handler(sb *sandbox) func(context.Context, order) (receipt, erro
 				return receipt{}, err
 			}
 			inv.succeeded = true
-			return receipt{OrderID: o.OrderID, Amount: o.Amount, Effect: n, Note: note}, nil
+			r := receipt{OrderID: o.OrderID, Amount: o.Amount, Effect: n, Note: note}
+			inv.produced = encode(r)
+			return r, nil
 		}
 		n, err := w.down.effect(inv, key, o.Amount)
 		if err != nil {
 			return receipt{}, err
 		}
 		inv.succeeded = true
-		return receipt{OrderID: o.OrderID, Amount: o.Amount, Effect: n, Note: note}, nil
+		r := receipt{OrderID: o.OrderID, Amount: o.Amount, Effect: n, Note: note}
+		inv.produced = encode(r)
+		return r, nil
 	}
 }
 
