@@ -315,7 +315,9 @@ type injected struct {
 	what string
 }
 
-func (f injected) String() string { return fmt.Sprintf("%s at +%.3fs", f.what, f.at.Sub(epoch).Seconds()) }
+func (f injected) String() string {
+	return fmt.Sprintf("%s at +%.3fs", f.what, f.at.Sub(epoch).Seconds())
+}
 
 // inject notes a fault injected into inv's requests, for the excuses
 // that name it.
