@@ -26,7 +26,11 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 	}
 	r, ok := parseReceipt(resp)
 	if !ok {
-		c.violate(invOutcome, noExcuse, key, "%v returned a response that is not a receipt: %.200q", inv.id, resp)
+		invariant := invOutcome
+		if outcome == idempotency.OutcomeReplayed {
+			invariant = invReplay
+		}
+		c.violate(invariant, noExcuse, key, "%v returned a response (%s) that is not a receipt: %.200q", inv.id, outcome, resp)
 		return
 	}
 	if c.w.cfg.validation && (r.Amount != inv.amount || r.OrderID != fmt.Sprintf("o%d", inv.req.order)) {
@@ -53,6 +57,9 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 	if cur != nil && outcome == idempotency.OutcomeReplayed && bytes.Equal(cur.response, resp) {
 		cur.replayed = true
 	}
+	if outcome == idempotency.OutcomeReplayed && inv.reconciled == 0 {
+		c.replayedLive(inv, key, resp)
+	}
 	if cur == nil || cur.omitted || !now.Before(cur.expiryLo.Add(-c.tol())) || bytes.Equal(cur.response, resp) {
 		return
 	}
@@ -72,6 +79,24 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 		inv.id, resp, cur.response, c.name(cur.token), c.w.at(cur.expiry))
 }
 
+// replayedLive judges a replay by the record it replays: it must have
+// been read before that record expired, by the reader's clock (a local
+// cache checks expiry when it is read).
+func (c *checker) replayedLive(inv *invocation, key string, resp []byte) {
+	ks := c.key(key)
+	for i := len(ks.completions) - 1; i >= 0; i-- {
+		cp := ks.completions[i]
+		if !bytes.Equal(cp.response, resp) {
+			continue
+		}
+		if judged := clockOf(inv, inv.judgedAt); !judged.Before(cp.expiryHi.Add(c.tol())) {
+			c.violate(invReplay, cp.lostBy, key, "%v replayed the response of token %s on a clock read at %s, after that record expired (by %s at the latest)",
+				inv.id, c.name(cp.token), c.w.at(judged), c.w.at(cp.expiryHi))
+		}
+		return
+	}
+}
+
 func (c *checker) returnedError(inv *invocation, key string, outcome idempotency.Outcome, err error) {
 	if e, ok := errors.AsType[*idempotency.InProgressError](err); ok {
 		c.inProgress(inv, key, e.LeaseEnd, false)
@@ -81,6 +106,18 @@ func (c *checker) returnedError(inv *invocation, key string, outcome idempotency
 			c.violate(invBlocked, noExcuse, key, "%v was told AbandonedError under Abandon%s", inv.id, policyName(c.w.cfg.policy))
 		}
 		c.inProgress(inv, key, e.Deadline, true)
+	}
+	if e, ok := errors.AsType[*idempotency.CorruptedRecordError](err); ok {
+		// The world never corrupts a record: every one was written whole.
+		c.violate(invReplay, noExcuse, key, "%v was told its record is corrupted: %v", inv.id, e)
+	}
+	if _, ok := errors.AsType[*idempotency.PersistenceError](err); ok && inv.req.id >= probeRequest && len(inv.faults) == 0 &&
+		inv.sb.clock.skew < c.w.cfg.timeout-time.Second {
+		// Once the schedule is over, a request with no fault injected
+		// must get through: nothing is locked for ever. (A sandbox whose
+		// clock is ahead by about the timeout finds its deadline passed
+		// before it starts: the skew is the fault.)
+		c.violate(invOutcome, noExcuse, key, "%v, sent once every lease had ended and with no fault injected, got %v", inv.id, err)
 	}
 	if nothingHappened(err) && len(inv.effects) > 0 {
 		c.violate(invOutcome, noExcuse, key, "%v made effect %v but was told %T: %v", inv.id, inv.effects, err, err)

@@ -127,6 +127,9 @@ type tokenState struct {
 	// expiryLo is the earliest expiry the spec allows its current record:
 	// before it, the record is live by every clock of the schedule.
 	expiryLo time.Time
+	// expiryHi is the latest: after it, the record has expired by every
+	// clock of the schedule.
+	expiryHi time.Time
 	// rec is the latest record carrying the token that a store holds;
 	// nil once deleted or lost.
 	rec       *recView
@@ -149,6 +152,7 @@ type completion struct {
 	response []byte // what the holder produced, by the checker's encoding
 	omitted  bool
 	expiryLo time.Time // the spec's earliest expiry
+	expiryHi time.Time // and latest
 	expiry   time.Time // the stored one, checked against the spec
 	lostBy   excuse    // set when the record was lost
 	replayed bool      // a caller was given it as a replay
@@ -159,7 +163,8 @@ type keyState struct {
 	holder      string // the token of the last acquisition
 	lastEffect  *effectRec
 	complete    *completion
-	previous    *completion // the one before, for replies at the boundary
+	previous    *completion   // the one before, for replies at the boundary
+	completions []*completion // every one, the latest last
 	lostBy      excuse      // a write of this key was lost in a failover
 	regions     [2]time.Time
 	lastRegions int
@@ -272,14 +277,15 @@ func (c *checker) holderEnd(inv *invocation) time.Time {
 func clockOf(inv *invocation, t time.Time) time.Time { return t.Add(inv.sb.clock.skew) }
 
 // gone is the fault that explains why inv, which held a key, did not
-// complete it: its death, or a store fault after since; "" when nothing
-// injected explains it.
+// complete it: its death, or a fault of the store's after since (not of
+// its handler's downstream, after which it holds the key UNCERTAIN); ""
+// when nothing injected explains it.
 func (c *checker) gone(inv *invocation, since time.Time) string {
 	if inv.died {
 		return inv.death
 	}
 	for _, f := range inv.faults {
-		if !f.at.Before(since) {
+		if f.store && !f.at.Before(since) {
 			return f.String()
 		}
 	}
@@ -311,16 +317,23 @@ func (c *checker) name(token string) string {
 
 // injected is a fault the world injected into an invocation's requests.
 type injected struct {
-	at   time.Time
-	what string
+	at    time.Time
+	what  string
+	store bool // a fault of a store request
 }
 
 func (f injected) String() string {
 	return fmt.Sprintf("%s at +%.3fs", f.what, f.at.Sub(epoch).Seconds())
 }
 
-// inject notes a fault injected into inv's requests, for the excuses
-// that name it.
+// inject notes a fault injected into inv's store requests, for the
+// excuses that name it.
 func (w *world) inject(inv *invocation, format string, args ...any) {
+	inv.faults = append(inv.faults, injected{at: w.s.now, what: fmt.Sprintf(format, args...), store: true})
+}
+
+// injectHandler notes a fault injected into inv's handler or its
+// downstream.
+func (w *world) injectHandler(inv *invocation, format string, args ...any) {
 	inv.faults = append(inv.faults, injected{at: w.s.now, what: fmt.Sprintf(format, args...)})
 }

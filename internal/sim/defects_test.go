@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"os"
@@ -55,11 +56,13 @@ func TestDefectsCaught(t *testing.T) {
 			if out, err := build.CombinedOutput(); err != nil {
 				t.Fatalf("go build with the defect: %v\n%s", err, out)
 			}
-			run := exec.Command(bin, "-seeds", strconv.Itoa(defectSeeds), "-store", string(d.Store), "-no-shrink", "-stop")
+			budget := cmp.Or(d.Seeds, defectSeeds)
+			run := exec.Command(bin, "-seeds", strconv.Itoa(budget), "-store", string(d.Store), "-no-shrink", "-stop",
+				"-redis-wait", strconv.Itoa(d.Options.RedisWait))
 			out, err := run.CombinedOutput()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("the simulator did not catch %s in %d seeds (%v):\n%s", d.Name, defectSeeds, err, out)
+				t.Fatalf("the simulator did not catch %s in %d seeds (%v):\n%s", d.Name, budget, err, out)
 			}
 			if !strings.Contains(string(out), d.Invariant) {
 				t.Errorf("caught, but not as %q:\n%s", d.Invariant, out)

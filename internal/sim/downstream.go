@@ -35,7 +35,7 @@ func (d *downstream) effect(inv *invocation, key string, amount int) (int, error
 	w := d.w
 	if !inv.quiet && inv.rng.Float64() < w.cfg.slowHandler {
 		// Long enough to outlive the deadline: Lambda ends it midway.
-		w.inject(inv, "the handler outlives the timeout")
+		w.injectHandler(inv, "the handler outlives the timeout")
 		inv.task.sleep(w.cfg.timeout)
 	}
 	lost := !inv.quiet && inv.rng.Float64() < w.cfg.externalTimeout
@@ -50,7 +50,7 @@ func (d *downstream) effect(inv *invocation, key string, amount int) (int, error
 		w.check.effect(inv, key, n, amount)
 	})
 	if lost {
-		w.inject(inv, "the downstream's answer is lost")
+		w.injectHandler(inv, "the downstream's answer is lost")
 		if w.trace != nil {
 			w.trace.log(inv, "the downstream's answer is lost")
 		}
@@ -65,7 +65,7 @@ func (d *downstream) lookup(inv *invocation, key string) (receipt, bool, error) 
 	var found []downEffect
 	d.w.call(inv, latency(inv.rng, 5, 50), latency(inv.rng, 5, 50), func() { found = d.effects[key] })
 	if !inv.quiet && inv.rng.Float64() < d.w.cfg.externalTimeout {
-		d.w.inject(inv, "the downstream does not answer the reconcile function")
+		d.w.injectHandler(inv, "the downstream does not answer the reconcile function")
 		return receipt{}, false, errNoAnswer
 	}
 	if len(found) == 0 {

@@ -180,7 +180,8 @@ func (c *checker) completed(owner *invocation, key, token string, ts *tokenState
 	if ks.complete == nil || ks.complete.token != token {
 		ks.previous = ks.complete
 	}
-	ks.complete = &completion{token: token, response: owner.produced, omitted: rec.omitted, expiryLo: ts.expiryLo, expiry: rec.expiry}
+	ks.complete = &completion{token: token, response: owner.produced, omitted: rec.omitted, expiryLo: ts.expiryLo, expiryHi: ts.expiryHi, expiry: rec.expiry}
+	ks.completions = append(ks.completions, ks.complete)
 }
 
 // record judges rec, written by inv under ts as kind, against what the
@@ -202,14 +203,16 @@ func (c *checker) record(inv *invocation, key string, ts *tokenState, kind write
 	lo := inv.start.Add(skew + cfg.expiry).Truncate(time.Second)
 	hi := now.Add(skew + cfg.expiry)
 	if kind == writeAbandon {
-		if before != nil && !rec.expiry.Equal(before.expiry) {
-			bad("the expiry is %s, not the abandoned record's %s", c.w.at(rec.expiry), c.w.at(before.expiry))
+		// The abandoned record's own expiry, or WithExpiresAfter from now,
+		// as for a handler's uncertain outcome (docs/in-progress.md).
+		if before != nil && !rec.expiry.Equal(before.expiry) && (rec.expiry.Before(lo) || rec.expiry.After(hi)) {
+			bad("the expiry is %s, neither the abandoned record's %s nor WithExpiresAfter from now", c.w.at(rec.expiry), c.w.at(before.expiry))
 		}
 	} else {
 		if rec.expiry.Before(lo) || rec.expiry.After(hi) {
 			bad("the expiry is %s, want WithExpiresAfter (%v) after the writer's clock read, between %s and %s", c.w.at(rec.expiry), cfg.expiry, c.w.at(lo), c.w.at(hi))
 		}
-		ts.expiryLo = lo
+		ts.expiryLo, ts.expiryHi = lo, hi
 	}
 	// Lease and deadline.
 	var wantLease, wantDeadline time.Time
@@ -354,11 +357,17 @@ func (c *checker) reverted(key string, now *recView, ex excuse) {
 		}
 	}
 	if cur := ks.complete; cur != nil && (now == nil || now.status != idempotency.StatusComplete || now.token != cur.token) {
-		if ex.limit == "" && !cur.replayed {
+		switch {
+		case ex.limit == "" && cur.replayed:
+			// With WaitReplicas, a duplicate is answered only from a
+			// record the replica has (docs/redis.md).
+			c.violate(invReplay, noExcuse, key, "a failover lost the COMPLETED record of token %s, which a duplicate had been given", c.name(cur.token))
+			cur.lostBy = ex
+		case ex.limit == "":
 			// Lost before anyone but its writer, who was not told it was
 			// made, could see it: as if its Complete had failed.
 			ks.complete, ks.previous = nil, nil
-		} else {
+		default:
 			cur.lostBy = ex
 		}
 	}

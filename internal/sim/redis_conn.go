@@ -63,9 +63,13 @@ func (c *redisConn) Write(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	var cmds [][]string
-	c.in = append(c.in, b...)
+	buf := b
+	if len(c.in) > 0 {
+		c.in = append(c.in, b...)
+		buf = c.in
+	}
 	for {
-		args, n, err := parseCommand(c.in)
+		args, n, err := parseCommand(buf)
 		if err != nil {
 			return 0, err
 		}
@@ -73,8 +77,9 @@ func (c *redisConn) Write(b []byte) (int, error) {
 			break
 		}
 		cmds = append(cmds, args)
-		c.in = c.in[n:]
+		buf = buf[n:]
 	}
+	c.in = append(c.in[:0], buf...) // what is not a whole command yet
 	if len(cmds) == 0 {
 		return len(b), nil
 	}

@@ -23,9 +23,30 @@ type luaVM struct {
 	c   *connState
 }
 
-var luaVMs sync.Pool
+// luaVMs are the states kept: a list, not a sync.Pool, which drops its
+// contents at every garbage collection.
+var luaVMs struct {
+	sync.Mutex
+	free []*luaVM
+}
 
-func init() { luaVMs.New = func() any { return newLuaVM() } }
+func getLuaVM() *luaVM {
+	luaVMs.Lock()
+	defer luaVMs.Unlock()
+	if n := len(luaVMs.free); n > 0 {
+		vm := luaVMs.free[n-1]
+		luaVMs.free = luaVMs.free[:n-1]
+		return vm
+	}
+	return nil
+}
+
+func putLuaVM(vm *luaVM) {
+	vm.srv, vm.c = nil, nil
+	luaVMs.Lock()
+	defer luaVMs.Unlock()
+	luaVMs.free = append(luaVMs.free, vm)
+}
 
 // protos are the scripts compiled, by SHA1: compiling is most of a
 // script's cost, and the store sends the same five.
@@ -150,8 +171,11 @@ func runScript(s *redisServer, c *connState, sha, src string, keys, argv []strin
 	if err != nil {
 		return errorReply("ERR Error compiling script (new function): " + err.Error())
 	}
-	vm := luaVMs.Get().(*luaVM)
-	defer luaVMs.Put(vm)
+	vm := getLuaVM()
+	if vm == nil {
+		vm = newLuaVM()
+	}
+	defer putLuaVM(vm)
 	vm.srv, vm.c = s, c
 	L := vm.L
 	L.SetGlobal("KEYS", strings2lua(L, keys))

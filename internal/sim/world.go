@@ -370,7 +370,7 @@ func (w *world) handler(sb *sandbox) func(context.Context, order) (receipt, erro
 			w.trace.log(inv, "handler runs")
 		}
 		if !inv.quiet && inv.rng.Float64() < w.cfg.handlerError {
-			w.inject(inv, "the handler fails before its effect")
+			w.injectHandler(inv, "the handler fails before its effect")
 			return receipt{}, errDeclined
 		}
 		var note string
