@@ -165,9 +165,8 @@ type keyState struct {
 	complete    *completion
 	previous    *completion   // the one before, for replies at the boundary
 	completions []*completion // every one, the latest last
-	lostBy      excuse      // a write of this key was lost in a failover
+	lostBy      excuse        // a write of this key was lost in a failover
 	regions     [2]time.Time
-	lastRegions int
 }
 
 type effectRec struct {
