@@ -10,11 +10,10 @@ import (
 // This file holds the checker's state and vocabulary: the invariants, the
 // documented limits, and what the checker knows of each key and lease
 // token. It judges by the specification, never by what the code wrote:
-// each expectation is computed here from the function's options
-// (plan.go's config), each invocation's deadline and clock on the world's
+// each expectation is computed here from the function's options (the
+// plan's config), each invocation's deadline and clock on the world's
 // time, and the faults the world injected, and the records, answers and
-// effects the code produced are compared with it (records.go, effects.go,
-// answers.go). It calls none of the library's helpers and copies none of
+// effects the code produced are compared with it. It calls none of the library's helpers and copies none of
 // its formulas. docs/simulation.md words each invariant and names the
 // page that promises it.
 const (

@@ -20,10 +20,9 @@ import (
 // This file is a Redis or Valkey deployment behind the real redis.Store
 // and go-redis: each sandbox's function builds a go-redis client, as
 // ClientFromEnv does (ContextTimeoutEnabled), whose Dialer hands it an
-// in-process connection to the modelled server (redis_conn.go,
-// redis_server.go), and gives it to redis.New with the plan's
-// WaitReplicas. The scripts run on the primary with gopher-lua
-// (redis_lua.go). The deployment:
+// in-process connection to the modelled server, and gives it to
+// redis.New with the plan's WaitReplicas. The scripts run on the primary
+// with gopher-lua. The deployment:
 //
 //   - a primary with one replica, replicated asynchronously and in order
 //     (https://redis.io/docs/latest/operate/oss_and_stack/management/replication/):

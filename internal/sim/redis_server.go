@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// This file is a Redis or Valkey server, one node of the deployment that
-// redis_model.go builds: a keyspace of hashes with TTLs on the server's
-// clock, the commands that redis.Store and go-redis send (HELLO, CLIENT,
-// EVALSHA, EVAL, WAIT...), and the commands its Lua scripts call, which
-// redis_lua.go runs with gopher-lua. It answers in RESP (redis_resp.go)
-// through the in-process connections of redis_conn.go. The differential
-// test runs the real redis.Store on it and on Valkey, TTLs included.
+// This file is a Redis or Valkey server, one node of the modelled
+// deployment: a keyspace of hashes with TTLs on the server's clock, the
+// commands that redis.Store and go-redis send (HELLO, CLIENT, EVALSHA,
+// EVAL, WAIT...), and the commands its Lua scripts call, which run in
+// gopher-lua. It answers in RESP through the in-process connections the
+// clients dial. The differential test runs the real redis.Store on it
+// and on Valkey, TTLs included.
 
 // redisHash is a key's value: a hash, its fields in the order they were
 // first set (HGETALL gives that order for a small hash), and its expiry.
