@@ -42,6 +42,11 @@ func (c *checker) wrote(inv *invocation, key string, before, after *recView, reg
 		c.deletedBy(inv, key, before)
 	case before != nil && before.token == after.token:
 		c.rewrote(inv, key, before, after)
+	case c.tokens[after.token] != nil && c.tokens[after.token].owner == inv && after.status == idempotency.StatusInProgress:
+		// The SDK's or the engine's next attempt at an Acquire, after the
+		// record the first wrote was replaced or deleted: an acquisition
+		// again, under the same token.
+		c.acquired(inv, key, before, after)
 	case c.tokens[after.token] != nil:
 		c.violate(invFenced, ks.lostBy, key, "%v wrote a %s record under token %s (held by %v) over %s: the store let a write through that its token no longer allowed",
 			inv.id, after.status, c.name(after.token), c.tokens[after.token].owner.id, c.describe(before))
@@ -63,7 +68,10 @@ func (c *checker) describe(r *recView) string {
 // before.
 func (c *checker) acquired(inv *invocation, key string, before, after *recView) {
 	now := c.w.s.now
-	ts := &tokenState{owner: inv, key: key, acquiredAt: now, holderEnd: c.holderEnd(inv)}
+	ts := c.tokens[after.token]
+	if ts == nil {
+		ts = &tokenState{owner: inv, key: key, acquiredAt: now, holderEnd: c.holderEnd(inv)}
+	}
 	kind := writeAcquire
 	if after.status == idempotency.StatusUncertain {
 		kind, ts.reclaimed = writeReclaim, true
@@ -338,7 +346,7 @@ func (c *checker) deleted(key string, rec *recView) {
 // reverted is told that a failover replaced the record of key with now
 // (nil: none); ex names the limit and the failover when writes the
 // clients had been told were made were lost.
-func (c *checker) reverted(key string, now *recView, ex excuse) {
+func (c *checker) reverted(key string, now *recView, lostTokens []string, ex excuse) {
 	ks := c.key(key)
 	if ex.limit != "" {
 		ks.lostBy = ex
@@ -350,8 +358,9 @@ func (c *checker) reverted(key string, now *recView, ex excuse) {
 		switch {
 		case now != nil && now.token == tok:
 			ts.rec = now
-		case tok == ks.holder:
-			// The key's record, gone: tokens it had taken over from
+		case tok == ks.holder || contains(lostTokens, tok):
+			// The key's record, gone, or one the lost writes carried:
+			// tokens it had taken over from earlier, on the replica,
 			// lost their record before, not now.
 			ts.rec, ts.lost, ts.lostBy = nil, true, ex
 		}

@@ -319,7 +319,11 @@ func (r *redisWorld) failover() {
 	r.failingTo = w.s.now.Add(took)
 	lost := map[string]excuse{}
 	var keys []string
+	tokens := map[string][]string{} // the tokens the lost writes carried, by key
 	for _, x := range r.backlog {
+		if v := recViewOfHash(x.h); v != nil {
+			tokens[x.key] = append(tokens[x.key], v.token)
+		}
 		// Without WAIT, asynchronous replication is the documented limit
 		// (docs/redis.md): a write, acknowledged or read by another
 		// client, can be lost. With it, no excuse: only the writes no
@@ -352,7 +356,7 @@ func (r *redisWorld) failover() {
 		if h := r.primary.data[key]; h != nil && h.expireAt.After(w.s.now) {
 			now = recViewOfHash(h)
 		}
-		w.check.reverted(strings.TrimPrefix(key, redisKeyPrefix), now, lost[key])
+		w.check.reverted(strings.TrimPrefix(key, redisKeyPrefix), now, tokens[key], lost[key])
 	}
 }
 
