@@ -35,11 +35,8 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 	}
 	if c.w.cfg.validation && (r.Amount != inv.amount || r.OrderID != fmt.Sprintf("o%d", inv.req.order)) {
 		ex := noExcuse
-		if r.Effect == inv.reconciled || c.misreconciled[r.Effect] != "" {
+		if c.misreconciled[r.Effect] != "" {
 			// Stored since as the key's response: every replay carries it.
-			if c.misreconciled[r.Effect] == "" {
-				c.misreconciled[r.Effect] = c.w.keyReused(inv.req.order, r.Amount)
-			}
 			ex = excuse{limitReconcileLives, c.misreconciled[r.Effect]}
 		}
 		c.violate(invPayload, ex, key, "%v (order o%d, amount %d) got the response of effect %d, made for %s amount %d",
@@ -77,6 +74,15 @@ func (c *checker) returned(inv *invocation, outcome idempotency.Outcome, resp []
 	}
 	c.violate(invReplay, cur.lostBy, key, "%v got %.80q, not the %.80q that the key's holder (token %s) completed (stored until %s)",
 		inv.id, resp, cur.response, c.name(cur.token), c.w.at(cur.expiry))
+}
+
+// reconciledOther is told that inv's reconcile function found effect n,
+// made for another payload (amount) than inv's: what it stores is then
+// the documented limit's, caused by the requests that share the key.
+func (c *checker) reconciledOther(inv *invocation, n, amount int) {
+	if amount != inv.amount {
+		c.misreconciled[n] = c.w.keyReused(inv.req.order)
+	}
 }
 
 // replayedLive judges a replay by the record it replays: it must have

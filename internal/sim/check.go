@@ -129,6 +129,9 @@ type tokenState struct {
 	// expiryHi is the latest: after it, the record has expired by every
 	// clock of the schedule.
 	expiryHi time.Time
+	// expiredAt is when its record, expired, was taken over: its life
+	// ended then, whoever runs the key next.
+	expiredAt time.Time
 	// rec is the latest record carrying the token that a store holds;
 	// nil once deleted or lost.
 	rec       *recView

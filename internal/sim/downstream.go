@@ -77,6 +77,7 @@ func (d *downstream) lookup(inv *invocation, key string) (receipt, bool, error) 
 	e := found[len(found)-1]
 	inv.reconciled = e.n
 	inv.produced = encode(receipt{OrderID: e.order, Amount: e.amount, Effect: e.n})
+	d.w.check.reconciledOther(inv, e.n, e.amount)
 	if d.w.trace != nil {
 		d.w.trace.log(inv, "reconcile: effect %d happened", e.n)
 	}

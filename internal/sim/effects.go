@@ -60,9 +60,10 @@ func (c *checker) judge(invariant, key string, holder, taker *effectRec) {
 		c.violate(invariant, noExcuse, key, "%s: the earlier record was released after its effect", what)
 	case ts.rec == nil:
 		c.violate(invariant, ks.lostBy, key, "%s: the earlier record is gone", what)
-	case !clockOf(x, tB).Before(ts.expiryLo) || !tB.Before(ts.expiryLo):
+	case !clockOf(x, tB).Before(ts.expiryLo) || !tB.Before(ts.expiryLo) || (!ts.expiredAt.IsZero() && !ts.expiredAt.After(tB)):
 		// The record had expired, by the taker's clock or by the world's
-		// (a server's TTL deletes by its own).
+		// (a server's TTL deletes by its own), or an invocation whose
+		// clock said so had taken it over since.
 		c.stats.RerunsAfterExpiry++
 	case c.w.cfg.invoker && invariant == invExactlyOnce:
 		// A committed effect comes with its COMPLETED record: two in one

@@ -111,7 +111,11 @@ func (c *checker) takeover(inv *invocation, key string, before *recView, kind wr
 				inv.id, prev.owner.id, c.w.at(prev.holderEnd), c.w.at(clock))
 		}
 	case !clock.Before(prev.expiryLo):
-		// Expired by every clock that reads at least this one.
+		// Expired by every clock that reads at least this one: its
+		// record's life is over.
+		if prev.expiredAt.IsZero() {
+			prev.expiredAt = now
+		}
 	case before.status != idempotency.StatusInProgress:
 		c.violate(invFenced, noExcuse, key, "%v took over the live %s record of %v (token %s) on a clock at %s, before its expiry (not before %s)",
 			inv.id, before.status, prev.owner.id, c.name(before.token), c.w.at(clock), c.w.at(prev.expiryLo))

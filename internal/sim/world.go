@@ -149,16 +149,22 @@ func (w *world) failoverAfter(since time.Time) string {
 	return ""
 }
 
-// keyReused names the request of the plan that reused order's key for
-// another payload than amount, the client bug behind a reconcile across
-// an expired record, or "".
-func (w *world) keyReused(order, amount int) string {
+// keyReused names the requests of the plan that gave order's key to two
+// payloads, the client bug behind a reconcile across an expired record,
+// or "".
+func (w *world) keyReused(order int) string {
+	var names []string
+	amounts := map[int]bool{}
 	for _, q := range w.plan.requests {
-		if q.order == order && q.amount != amount {
-			return fmt.Sprintf("request r%d reused order o%d's key with amount %d", q.id, order, q.amount)
+		if q.order == order && !amounts[q.amount] {
+			amounts[q.amount] = true
+			names = append(names, fmt.Sprintf("r%d (amount %d)", q.id, q.amount))
 		}
 	}
-	return ""
+	if len(names) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("requests %s share order o%d's key", strings.Join(names, " and "), order)
 }
 
 // simAEAD is the response store's cipher: AES-256-GCM under a fixed key.
