@@ -74,7 +74,7 @@ lint-template: ## cfn-lint template.yaml and the examples' templates
 		printf '\n==> cfn-lint: no template.yaml, skipped\n'; \
 	fi
 
-# TestSAMCommands (internal/docstest) reads the sam commands from the docs
+# TestSAMCommands (internal/testing/docstest) reads the sam commands from the docs
 # and runs them, up to sam deploy, on scratch copies: the tree stays clean.
 # __SAM_CLI_APP_DIR keeps SAM's own state (its weekly version check) under
 # .tools/ instead of ~/.aws-sam.
@@ -82,7 +82,7 @@ sam-check: ## run the sam validate --lint and sam build of docs/deploying.md and
 	@scripts/tools.sh sam
 	$(call step,sam validate --lint and sam build as the docs show them)
 	@DOCS_SAM_CLI=$(abspath $(TOOLS)/sam/bin/sam) __SAM_CLI_APP_DIR=$(abspath $(TOOLS)/sam/state) \
-		$(GO) test -count=1 -v -run '^TestSAMCommands$$' ./internal/docstest/
+		$(GO) test -count=1 -v -run '^TestSAMCommands$$' ./internal/testing/docstest/
 
 # ------------------------------------------------------------------- tests
 
@@ -91,19 +91,19 @@ sam-check: ## run the sam validate --lint and sam build of docs/deploying.md and
 # through the module proxy.
 GO_MIN := $(shell sed -n 's/^go //p' go.mod)
 
-# The library's exported API is recorded under api/ (internal/apirecord's
+# The library's exported API is recorded under api/ (internal/testing/apirecord's
 # test compares it with the code). After a deliberate change, regenerate it
 # and say what changed in CHANGELOG.md, in the same commit.
 .PHONY: api
 api: ## rewrite the recorded API under api/ from the code (after a deliberate change; see CHANGELOG.md)
-	$(call step,go test ./internal/apirecord -update)
-	@$(GO) test -count=1 ./internal/apirecord -update
+	$(call step,go test ./internal/testing/apirecord -update)
+	@$(GO) test -count=1 ./internal/testing/apirecord -update
 
 # The records each store writes are kept under testdata/golden
 # (docs/record-format.md); the tests fail when the code writes or reads
 # them otherwise. After a deliberate change of the record format,
 # regenerate them and say what changed in CHANGELOG.md. The records
-# Powertools writes (internal/interop) are rewritten apart, when its
+# Powertools writes (internal/testing/interop) are rewritten apart, when its
 # version changes: they carry the clock of the run.
 .PHONY: golden
 golden: ## rewrite the golden records under testdata/golden from the code, on the test servers (after a deliberate change of the record format)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/faultproxy"
-	"github.com/gopowertools/lambda/internal/faultworld"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultworld"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 

@@ -6,15 +6,15 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/gopowertools/lambda/internal/faultproxy"
-	"github.com/gopowertools/lambda/internal/faultworld"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultworld"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
-// The middleware on the DynamoDB store, through internal/faultproxy, with
+// The middleware on the DynamoDB store, through internal/testing/faultproxy, with
 // the SDK's standard retryer: each fault the network or DynamoDB can
 // produce, on each request the middleware sends, must leave every effect
-// run once. internal/faultworld holds the world and the tests; what is
+// run once. internal/testing/faultworld holds the world and the tests; what is
 // DynamoDB's is here.
 
 // The requests the middleware sends, told apart by operation and body.

@@ -4,14 +4,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gopowertools/lambda/internal/golden"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/golden"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
 // The golden records of this package: the DynamoDB items of every status
 // and attribute the store writes, in testdata/golden, each written by one
-// invocation at the golden clock (internal/golden) and read back by a
+// invocation at the golden clock (internal/testing/golden) and read back by a
 // duplicate. docs/record-format.md describes them.
 
 // goldenCases are the cases of every store, and the key layouts and

@@ -13,7 +13,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // server is a DynamoDB-compatible server the tests run on.
@@ -32,7 +32,7 @@ var servers = []server{
 
 // client returns a client for the server, or skips. moto's own server is
 // not atomic across its threads; make test runs it one request at a time
-// (scripts/moto-serialized.py), which internal/testenv's storm test proves.
+// (scripts/moto-serialized.py), which internal/testing/testenv's storm test proves.
 func (srv server) client(t *testing.T, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	t.Helper()
 	return testenv.DynamoDB(t, srv.env, optFns...)

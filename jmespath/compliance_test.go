@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 type complianceSuite struct {

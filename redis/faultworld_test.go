@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/faultproxy"
-	"github.com/gopowertools/lambda/internal/faultworld"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultworld"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/redis/go-redis/v9"
 )
 
-// The middleware on the store, through internal/faultproxy's RESP proxy,
+// The middleware on the store, through internal/testing/faultproxy's RESP proxy,
 // with go-redis as it is by default: each fault the network can produce,
 // on each command the store sends, must leave every effect run once.
-// internal/faultworld holds the world and the tests; what is Redis's is
+// internal/testing/faultworld holds the world and the tests; what is Redis's is
 // here.
 
 // attempts is how often go-redis sends a command whose connection broke:

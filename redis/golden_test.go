@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/golden"
+	"github.com/gopowertools/lambda/internal/testing/golden"
 	"github.com/redis/go-redis/v9"
 )
 
 // The golden records of this package: the hash of each status, as the
 // store writes it, in testdata/golden, each written by one invocation at
-// the golden clock (internal/golden) and read back by a duplicate.
+// the golden clock (internal/testing/golden) and read back by a duplicate.
 
 // goldenHash is a golden file: a record's key, the field/value pairs of
 // its HSET in the order they are sent, and the PEXPIRE that follows, in

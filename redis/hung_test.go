@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/redis/go-redis/v9"
 )

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 	"github.com/redis/go-redis/v9"

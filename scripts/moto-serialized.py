@@ -8,7 +8,7 @@ request. Stock moto_server runs requests on parallel threads, and its
 DynamoDB backend checks a ConditionExpression and writes the item without a
 lock between the two, so simultaneous conditional puts on one key can both
 succeed (seen here with moto 5.2.5: 2 winners of 32 in some rounds of
-internal/testenv/storm_test.go). DynamoDB never allows that, and the
+internal/testing/testenv/storm_test.go). DynamoDB never allows that, and the
 library's concurrency tests depend on it; with the lock every request is
 atomic, which is at least as strict as DynamoDB's per-item atomicity.
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/lint"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // TestFlagsAfterArguments: flags may follow the event file, as people

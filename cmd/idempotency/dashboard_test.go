@@ -17,7 +17,7 @@ import (
 
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/handler"
 	"github.com/gopowertools/lambda/cmd/idempotency/internal/template"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )

@@ -21,7 +21,7 @@ import (
 
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/internal/keyformat"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )

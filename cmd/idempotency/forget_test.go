@@ -12,7 +12,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // TestLintRepositoryTemplate: the repository's own templates keep every

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // harness runs the command in-process, against the server at endpoint.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // The docs show this example's files whole; this test keeps them equal, so

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/examples/internal/emulator"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // TestGettingStartedInAModule follows docs/getting-started.md as a user

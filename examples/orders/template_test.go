@@ -13,7 +13,7 @@ import (
 
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/examples/internal/template"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // TestTemplate checks the retry settings of template.yaml that only work

@@ -14,7 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 

@@ -4,7 +4,7 @@ package main
 // killed with SIGKILL at the worst moments of a payment, then the client's
 // retry on a new sandbox. No hook in the function: the test stands between
 // the function and its two dependencies (moto, through
-// internal/faultproxy, and the provider), lets the request that marks the
+// internal/testing/faultproxy, and the provider), lets the request that marks the
 // point be applied, and kills the function before it hears the answer.
 
 import (
@@ -22,7 +22,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gopowertools/lambda/examples/internal/emulator"
-	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 

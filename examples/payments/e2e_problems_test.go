@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 

@@ -24,7 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/gopowertools/lambda/examples/internal/emulator"
 	"github.com/gopowertools/lambda/examples/internal/provider"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/redis"
 	goredis "github.com/redis/go-redis/v9"

@@ -2,7 +2,7 @@ package main
 
 // End-to-end tests: the scheduled function, built as Lambda runs it, under
 // the Runtime Interface Emulator (one emulator per execution environment),
-// against moto server through internal/faultproxy, which counts the
+// against moto server through internal/testing/faultproxy, which counts the
 // function's DynamoDB requests, and the tests' job service. They need
 // .tools/bin/aws-lambda-rie and TEST_MOTO_ENDPOINT, which `make test`
 // provides; without them they skip (and fail under CI=true).
@@ -24,8 +24,8 @@ import (
 
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/examples/internal/emulator"
-	"github.com/gopowertools/lambda/internal/faultproxy"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 )
 
 // In every test below, the end state is one ledger movement, a COMPLETE

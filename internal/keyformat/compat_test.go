@@ -14,7 +14,7 @@ import (
 
 // The expected texts below are what Python 3.11's json.dumps(...,
 // sort_keys=True) and Node.js 20's JSON.stringify(deepSort(...)) write for
-// json.loads and JSON.parse of the input; internal/interop checks many
+// json.loads and JSON.parse of the input; internal/testing/interop checks many
 // more against the real runtimes.
 
 func TestPythonJSON(t *testing.T) {

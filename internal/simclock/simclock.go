@@ -1,4 +1,4 @@
-// Package simclock lets the simulator (internal/sim) give an invocation a
+// Package simclock lets the simulator (internal/testing/sim) give an invocation a
 // clock of its own: the idempotency engine reads the time left before a
 // deadline, waits and draws the jitter of its waits from the Clock that
 // the invocation's context carries, and the Redis store reads the time

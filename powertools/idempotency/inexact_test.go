@@ -157,7 +157,7 @@ func TestExactNumbersKeyed(t *testing.T) {
 		}
 	}
 	// What json.Marshal writes for a float64, as a Go client sends it
-	// (internal/interop compares their keys with the runtimes').
+	// (internal/testing/interop compares their keys with the runtimes').
 	for _, f := range []float64{0.1 + 0.2, 1e21, 1e-7, 1.0 / 3, 2.5e-310, -math.MaxFloat64, math.SmallestNonzeroFloat64} {
 		event, err := json.Marshal(map[string]float64{"amount": f})
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/emf/emftest"
+	"github.com/gopowertools/lambda/internal/testing/emftest"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )

@@ -13,7 +13,7 @@ import (
 )
 
 // stepClock is a simclock.Clock that waits by moving a fakeClock: the
-// seam the simulator drives (internal/sim).
+// seam the simulator drives (internal/testing/sim).
 type stepClock struct {
 	clock *fakeClock
 	waits []time.Duration

@@ -10,7 +10,7 @@
 //		[-n-redis 2000] [-n-redis-cache 20000] [-repeat 3] [-doc FILE] [-impls go,python,typescript]
 //		[-cpuprofile DIR]
 //
-// Every DynamoDB request goes through internal/faultproxy, with no fault,
+// Every DynamoDB request goes through internal/testing/faultproxy, with no fault,
 // which counts them: requests per call are measured, not assumed. Redis
 // commands are counted at the server (redis.go). Each measurement is its
 // own process; only the N measured calls are timed, after the process has
@@ -42,7 +42,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/gopowertools/lambda/dynamo"
-	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 )
 
 // impl is one implementation under comparison.
@@ -93,7 +93,7 @@ type counter interface {
 	read(m *measurement) error
 }
 
-// proxyCounter counts DynamoDB requests at internal/faultproxy.
+// proxyCounter counts DynamoDB requests at internal/testing/faultproxy.
 type proxyCounter struct{ *faultproxy.Proxy }
 
 func (p proxyCounter) reset() error { p.ResetCounts(); return nil }

@@ -49,7 +49,7 @@ func render(rows []row, nDynamo, nMemory, repeat int) string {
 	w("Written by `make bench-compare` (bench/powertools/compare); do not edit by hand.\n\n")
 	w("The same trivial handler (`{\"id\", \"amount\", \"currency\"}` in, `{\"ok\", \"id\"}` out, key `id`) wrapped by each\n")
 	w("library and called in a loop in one process with a fake Lambda context: on DynamoDB (moto server, every request\n")
-	w("counted by internal/faultproxy with no fault), and on a minimal in-memory store (ours: idempotencytest; for\n")
+	w("counted by internal/testing/faultproxy with no fault), and on a minimal in-memory store (ours: idempotencytest; for\n")
 	w("Powertools, the small layers in bench/powertools). CPU time is the process's user+system time over the measured\n")
 	w("calls only. Every call starts from the event as JSON text and ends with the response as JSON text, as a Lambda\n")
 	w("runtime receives and returns them: Go's Invoke decodes and encodes, as aws-lambda-go does; for Python and\n")

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 )
 
 // syscallCount is what one implementation asks of the kernel per call on

@@ -28,7 +28,7 @@ import (
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/examples/internal/emulator"
 	"github.com/gopowertools/lambda/examples/internal/provider"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // config is what the demo runs.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 func startEcho(t *testing.T, timeoutSeconds int) (*Emulator, *Buffer) {

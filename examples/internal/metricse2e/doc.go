@@ -4,5 +4,5 @@
 // POWERTOOLS_IDEMPOTENCY_METRICS and POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME
 // on. Every embedded metric format document the function writes is checked
 // against the specification's rules (package
-// github.com/gopowertools/lambda/internal/emf/emftest).
+// github.com/gopowertools/lambda/internal/testing/emftest).
 package metricse2e

@@ -24,8 +24,8 @@ import (
 	"github.com/gopowertools/lambda/dynamo"
 	"github.com/gopowertools/lambda/examples/internal/emulator"
 	"github.com/gopowertools/lambda/examples/internal/provider"
-	"github.com/gopowertools/lambda/internal/emf/emftest"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/emftest"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // The payments function, built once for the test binary.

@@ -13,13 +13,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/gopowertools/lambda/internal/faultproxy"
+	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
 )
 
 // Faults of S3 and KMS between the SDK (its standard retryer: three
-// attempts) and moto, injected by internal/faultproxy: a 500, a connection
+// attempts) and moto, injected by internal/testing/faultproxy: a 500, a connection
 // reset before the server, and a reply lost after the server applied the
 // request. Throttling is KMS's ThrottlingException from faultproxy, and
 // S3's 503 SlowDown from slowDown below: faultproxy's throttling reply is

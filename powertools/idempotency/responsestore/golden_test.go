@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/gopowertools/lambda/dynamo"
-	"github.com/gopowertools/lambda/internal/golden"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/golden"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
 )
@@ -23,7 +23,7 @@ import (
 // The golden records of this package: DynamoDB items whose response the
 // store compressed, encrypted or offloaded to S3, in testdata/golden,
 // with the object an offloaded response points to. Each is written by one
-// invocation at the golden clock (internal/golden) and read back by a
+// invocation at the golden clock (internal/testing/golden) and read back by a
 // duplicate.
 
 // goldenRecord is a golden file: the item, as the DynamoDB golden files

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/gopowertools/lambda/dynamo"
-	"github.com/gopowertools/lambda/internal/testenv"
+	"github.com/gopowertools/lambda/internal/testing/testenv"
 )
 
 // moto serves S3, KMS and DynamoDB on one port (scripts/with-servers.sh
