@@ -109,8 +109,23 @@ func (f Format) Key(prefix string, v any) (string, error) {
 	return prefix + "#" + d, nil
 }
 
+// Nulls is a selected value whose nulls at At stand for members that the
+// event holds as null where the reader of the event tells a null member
+// from an absent one (a json.RawMessage field, a map's entry): At lists
+// them by their place in Value (nil: Value itself; an int: an element of
+// a list; a string: a member of an object). Its text differs from
+// Value's, so that a payload hash tells "email": null from no e-mail;
+// only the own format has one (a Powertools runtime hashes both as null).
+type Nulls struct {
+	Value any
+	At    []any
+}
+
 // write writes the text of v that f hashes to w.
 func (f Format) write(w io.Writer, v any) error {
+	if n, ok := v.(Nulls); ok {
+		return f.writeNulls(w, n)
+	}
 	v, err := asDecoded(v)
 	if err != nil {
 		return err
@@ -137,6 +152,24 @@ func (f Format) text(v any) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// writeNulls writes the text of n: a NUL byte, which starts no JSON
+// text, the canonical JSON of n.At, then the text of n.Value. A JSON
+// array ends where its text says, so no two Nulls share a text, nor a
+// Nulls and a value.
+func (f Format) writeNulls(w io.Writer, n Nulls) error {
+	if f.Mode != Own {
+		return errors.New("keyformat: a Powertools runtime hashes a null member as an absent one")
+	}
+	at, err := Encode(n.At)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(append([]byte{0}, at...)); err != nil {
+		return err
+	}
+	return f.write(w, n.Value)
 }
 
 // canonical returns v's canonical JSON: what encoding/json writes for the

@@ -195,9 +195,9 @@ func (o *options) getenv(name string) string {
 
 // build resolves opts into an engine, or returns the first problem as a
 // *ConfigError. It is the one place that checks settings. name is the
-// function wrapper's name, the key prefix of a funcKind; out is the
-// wrapped function's result type.
-func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []Option) (*engine, error) {
+// function wrapper's name, the key prefix of a funcKind; in and out are
+// the wrapped function's argument and result types.
+func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opts []Option) (*engine, error) {
 	o, err := resolve(opts, kind)
 	if err != nil {
 		return nil, err
@@ -305,6 +305,12 @@ func build(store Store, kind wrapperKind, name string, out reflect.Type, opts []
 	e.exprs = []*jmespath.Expression{e.keyExpr}
 	if e.validation != nil {
 		e.exprs = append(e.exprs, e.validation)
+	}
+	if e.types, err = planDoor(in, kind, o.compat, e.keyExpr, e.validation, bad); err != nil {
+		return nil, err
+	}
+	if e.types != nil {
+		e.exprs = append(e.exprs, wholeEvent) // the event as a whole, for the plans
 	}
 
 	// A disabled wrapper never builds a key, so a missing prefix only

@@ -44,9 +44,10 @@ type engine struct {
 	cache                      *cache        // nil: off
 	invoker                    Invoker       // store as an Invoker, or nil
 	disabled                   bool
-	// exprs is keyExpr, then validation when it is set: what read
-	// evaluates on every call.
+	// exprs is keyExpr, then validation when it is set, then "@" when
+	// types is: what read evaluates on every call.
 	exprs []*jmespath.Expression
+	types *typeDoor // nil: the strict read alone reads as the handler's type does
 
 	leaseWarned atomic.Bool
 }
@@ -186,8 +187,11 @@ func (e *engine) read(payload []byte) (key, validated any, err error) {
 	if err != nil {
 		return nil, nil, &InvalidEventError{Expression: e.keyExpr.String(), Err: err}
 	}
-	if len(values) > 1 {
+	if e.validation != nil {
 		validated = values[1]
+	}
+	if e.types != nil {
+		return e.types.read(values[0], validated, values[len(values)-1])
 	}
 	return values[0], validated, nil
 }

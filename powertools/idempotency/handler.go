@@ -40,7 +40,7 @@ func New[In, Out any](store Store, fn func(context.Context, In) (Out, error), op
 	if fn == nil {
 		return nil, &ConfigError{Name: "fn", Err: errors.New("handler is nil")}
 	}
-	e, err := build(store, handlerKind, "", reflect.TypeFor[Out](), opts)
+	e, err := build(store, handlerKind, "", reflect.TypeFor[In](), reflect.TypeFor[Out](), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 
@@ -39,10 +40,16 @@ func TestResponseBytesMatchAWSLambdaGo(t *testing.T) {
 // eventDecodes counts calls of countingEvent.UnmarshalJSON.
 var eventDecodes atomic.Int32
 
-// countingEvent is an event type that counts its decodes.
-type countingEvent struct{}
+// countingEvent is an event type whose decodes are counted: its Counted
+// field decodes itself, and the key is beside it.
+type countingEvent struct {
+	ID      json.Number  `json:"id"`
+	Counted countingPart `json:"counted"`
+}
 
-func (*countingEvent) UnmarshalJSON([]byte) error {
+type countingPart struct{}
+
+func (*countingPart) UnmarshalJSON([]byte) error {
 	eventDecodes.Add(1)
 	return nil
 }
@@ -53,7 +60,7 @@ func TestReplayDoesNotDecodeTheEvent(t *testing.T) {
 		return "ok", nil
 	}, idempotency.WithKeyPrefix("p"), idempotency.WithEventKey("id"))
 	for range 3 {
-		if _, err := h.Invoke(context.Background(), []byte(`{"id":1}`)); err != nil {
+		if _, err := h.Invoke(context.Background(), []byte(`{"id":1,"counted":{}}`)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -42,8 +42,10 @@ func New[Req Request, Resp Response](store idempotency.Store, fn func(context.Co
 	}
 	// fn gets the request lambda.Start decoded, as a function wrapper's
 	// function gets its argument: the middleware reads the request's JSON,
-	// with the key header's scope added, and nothing decodes it again.
-	run := func(ctx context.Context, _ decoded) (Resp, error) {
+	// with the key header's scope added, and nothing decodes it again. To
+	// the middleware, the handler takes that JSON as it is: text it reads
+	// itself, with no Go type of its own to follow.
+	run := func(ctx context.Context, _ json.RawMessage) (Resp, error) {
 		c := ctx.Value(callKey{}).(*call[Req, Resp])
 		resp, err := fn(ctx, c.req)
 		if err == nil {
@@ -77,12 +79,6 @@ type call[Req Request, Resp Response] struct {
 // callKey is the context key under which handle gives the wrapped
 // handler its *call.
 type callKey struct{}
-
-// decoded is what the middleware decodes the event into for the wrapped
-// handler: nothing, since the handler gets the request itself (see New).
-type decoded struct{}
-
-func (*decoded) UnmarshalJSON([]byte) error { return nil }
 
 // handle answers one request: the handler's response, the stored one for
 // a replay, or a problem for an outcome of the middleware's.

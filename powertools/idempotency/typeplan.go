@@ -1,0 +1,509 @@
+package idempotency
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gopowertools/lambda/internal/exprpath"
+	"github.com/gopowertools/lambda/jmespath"
+)
+
+// This file works out, when a wrapper is built, how to read each of its
+// expressions as encoding/json decodes the event into the handler's type
+// (docs/security.md, "The handler's type"): it follows every place the
+// expression reads through the type, and notes what must be checked or
+// read otherwise on each event. Most types need nothing: then the plan is
+// nil and a call costs nothing more.
+
+// typeDoor holds the plans of a wrapper's expressions: where its event
+// must be read otherwise than by the strict read alone.
+type typeDoor struct {
+	key, validation *typePlan // nil: nothing to do
+	compat          bool      // a Powertools mode: refuse, never read otherwise
+}
+
+// planDoor returns the plans of a wrapper of kind over argument type in,
+// or nil when its expressions need none; a path that cannot be followed
+// is a *ConfigError given by bad.
+func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, validation *jmespath.Expression, bad func(option string, err error) error) (*typeDoor, error) {
+	if in == nil {
+		return nil, nil
+	}
+	view := decodedView
+	if kind == funcKind {
+		view = encodedView
+	}
+	d := &typeDoor{compat: compat != OwnFormat}
+	var err error
+	if d.key, err = planTypes(key, in, view, false); err != nil {
+		return nil, bad("WithEventKey", fmt.Errorf("%s: %w", key, err))
+	}
+	if validation != nil {
+		if d.validation, err = planTypes(validation, in, view, true); err != nil {
+			return nil, bad("WithPayloadValidation", fmt.Errorf("%s: %w", validation, err))
+		}
+	}
+	if d.key == nil && d.validation == nil {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// read returns the key and the validated value as the handler's type
+// reads them, from what the strict read selected and the event decoded
+// whole (doc).
+func (d *typeDoor) read(key, validated, doc any) (any, any, error) {
+	var err error
+	if d.key != nil {
+		if key, err = d.key.apply(doc, key, d.compat); err != nil {
+			return nil, nil, err
+		}
+	}
+	if d.validation != nil {
+		if validated, err = d.validation.apply(doc, validated, d.compat); err != nil {
+			return nil, nil, err
+		}
+	}
+	return key, validated, nil
+}
+
+// typeView is how the bytes the middleware reads stand to the type.
+type typeView uint8
+
+const (
+	// decodedView: the handler decodes the bytes into the type (Wrap, New).
+	decodedView typeView = iota
+	// encodedView: the bytes are json.Marshal's writing of a value of
+	// the type (WrapFunc's argument).
+	encodedView
+	// reencodedView: the value is json.Marshal's writing of what a type
+	// decoded itself, which the plan reads in place of the event's text.
+	reencodedView
+)
+
+// placeStep is one step to a place of the decoded event, as a plan
+// follows it on each event.
+type placeStep struct {
+	kind  exprpath.StepKind // Member, Index, Each, Flatten or Values
+	name  string
+	index int
+	// For Values over a struct: only the members that fill field.
+	field *jsonField
+	of    *jsonStruct
+}
+
+// typePlan is what one expression needs on each event beyond the strict
+// read of its bytes. The zero plan needs nothing.
+type typePlan struct {
+	expr *jmespath.Expression
+	// maps are objects that decode into maps whose keys encoding/json
+	// converts: two names that become one key, or a name that becomes a
+	// key the expression looks up under another name, are refused.
+	maps []mapSite
+	// deep are values read whole whose type holds such maps, anywhere.
+	deep []deepSite
+	// selves are values that decode themselves (UnmarshalJSON,
+	// UnmarshalText), which the expression reads into: it reads what
+	// they decode, written back by json.Marshal.
+	selves []selfSite
+	// nulls are the places of the result (payload validation only)
+	// where the handler's type tells a null member from an absent one.
+	nulls []nullSlot
+}
+
+type mapSite struct {
+	at    []placeStep
+	typ   reflect.Type // the map type
+	names []string     // looked up in it, by the expression
+	keys  []any        // their keys
+}
+
+type deepSite struct {
+	at  []placeStep
+	typ reflect.Type
+}
+
+type selfSite struct {
+	at        []placeStep
+	typ       reflect.Type // the type whose method decodes the value
+	nullSkips bool         // a null leaves a nil pointer: the method never sees it
+	path      string       // for errors
+}
+
+type nullSlot struct {
+	slot  exprpath.SlotKind
+	index int
+	name  string
+	at    []placeStep // Member and Index steps only
+}
+
+// empty reports whether p needs nothing on an event.
+func (p *typePlan) empty() bool {
+	return p == nil || len(p.maps)+len(p.deep)+len(p.selves)+len(p.nulls) == 0
+}
+
+// planner builds the plan of one expression.
+type planner struct {
+	plan *typePlan
+	// dry: follow a function's result, recording no site; special is
+	// set when the steps meet what the plan would have to act on.
+	dry     bool
+	special string
+	err     error
+}
+
+// planTypes returns the plan of expr, reading the bytes that view gives
+// of a value of type t; validation says that expr is the payload
+// validation, whose nulls count. It fails for a path that cannot be
+// followed through the type (planDoor makes that a *ConfigError).
+func planTypes(expr *jmespath.Expression, t reflect.Type, view typeView, validation bool) (*typePlan, error) {
+	reads := exprpath.Of(expr)
+	p := &planner{plan: &typePlan{expr: expr}}
+	for _, r := range reads.Reads {
+		p.follow(t, true, r.Path, nil, view, false, func(end reflect.Type, at []placeStep, view typeView, tells bool) {
+			if view == decodedView && end != nil && holdsKeyMaps(end) && !slices.ContainsFunc(p.plan.deep, func(d deepSite) bool {
+				return d.typ == end && render(d.at) == render(at)
+			}) {
+				p.plan.deep = append(p.plan.deep, deepSite{at: at, typ: end})
+			}
+			if tells && validation && r.Slot != exprpath.Inside && len(at) > 0 && !wildcard(at) {
+				p.plan.nulls = append(p.plan.nulls, nullSlot{slot: r.Slot, index: r.Index, name: r.Name, at: at})
+			}
+		})
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	if view == decodedView {
+		for _, d := range reads.Derived {
+			if err := p.derived(t, d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if p.plan.empty() {
+		return nil, nil
+	}
+	return p.plan, nil
+}
+
+// endFunc is called where a followed path ends, with the type there (nil:
+// a place the type does not know, such as text the handler decodes
+// itself), and whether its null differs from an absent member for the
+// handler (tells).
+type endFunc func(t reflect.Type, at []placeStep, view typeView, tells bool)
+
+// follow follows rest from a place of type t (root: the handler's
+// argument itself), reached by at; elemTells says that the last step was
+// into a map or a slice, whose element is there or not.
+func (p *planner) follow(t reflect.Type, root bool, rest []exprpath.Step, at []placeStep, view typeView, elemTells bool, end endFunc) {
+	if p.err != nil {
+		return
+	}
+	if view == decodedView && t.Kind() != reflect.Interface {
+		if d := decodesItself(t, root); d.typ != nil {
+			switch {
+			case len(rest) == 0:
+				end(nil, at, view, elemTells || d.json && !d.nullSkips)
+				return
+			case rest[0].Kind == exprpath.Document:
+				end(nil, at, view, false) // text that the type reads as it likes
+				return
+			case p.dry:
+				p.special = fmt.Sprintf("%v, which decodes itself", d.typ)
+				return
+			}
+			p.plan.selves = append(p.plan.selves, selfSite{at: at, typ: d.typ, nullSkips: d.nullSkips, path: render(at)})
+			if encodesItself(d.typ) {
+				end(nil, at, reencodedView, false) // what it writes is its own
+				return
+			}
+			t, view = d.typ, reencodedView
+		}
+	}
+	ptr := false
+	for t.Kind() == reflect.Pointer {
+		t, ptr = t.Elem(), true
+	}
+	switch {
+	case view != decodedView && encodesItself(t):
+		end(nil, at, view, len(rest) == 0 && elemTells)
+		return
+	case t == rawMessageType:
+		// The handler decodes its text itself; it tells null from absent.
+		end(nil, at, view, len(rest) == 0 && (elemTells || view == decodedView && !ptr))
+		return
+	case len(rest) == 0:
+		end(t, at, view, elemTells)
+		return
+	}
+	st, rest := rest[0], rest[1:]
+	if st.Kind == exprpath.Flatten {
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		p.follow(t, false, rest, with(at, placeStep{kind: exprpath.Flatten}), view, false, end)
+		return
+	}
+	next := placeStep{kind: st.Kind, name: st.Name, index: st.Index}
+	switch t.Kind() {
+	case reflect.Interface:
+		// encoding/json decodes JSON into it as JSON's own values,
+		// whose maps and slices tell null from absent; what json.Marshal
+		// writes of it depends on what it holds, which no type says.
+		if view != decodedView || st.Kind == exprpath.Document {
+			end(nil, at, view, false)
+			return
+		}
+		p.follow(t, false, rest, with(at, next), view, st.Kind == exprpath.Member || st.Kind == exprpath.Index, end)
+		return
+	case reflect.Struct:
+		s, _ := structFields(t)
+		switch st.Kind {
+		case exprpath.Member:
+			f := s.field(st.Name)
+			if view != decodedView {
+				f = s.exact[st.Name] // json.Marshal writes the names as they are
+			}
+			if f != nil {
+				p.follow(f.typ, false, rest, with(at, next), view, false, end)
+				return
+			}
+		case exprpath.Values:
+			for i := range s.fields {
+				f := &s.fields[i]
+				p.follow(f.typ, false, rest, with(at, placeStep{kind: exprpath.Values, field: f, of: s}), view, false, end)
+			}
+			return
+		}
+	case reflect.Map:
+		converts := view == decodedView && convertsKeys(t.Key())
+		switch st.Kind {
+		case exprpath.Member:
+			if converts {
+				key, ok := mapKey(t.Key(), st.Name)
+				if !ok {
+					p.err = fmt.Errorf("%s looks up %q in %v, whose keys encoding/json converts, and %q becomes no key of it: no event that the handler decodes has it", render(with(at, next)), st.Name, t, st.Name)
+					return
+				}
+				p.addMap(at, t, st.Name, key)
+			}
+			p.follow(t.Elem(), false, rest, with(at, next), view, true, end)
+			return
+		case exprpath.Values:
+			if converts {
+				p.addMap(at, t, "", nil)
+			}
+			p.follow(t.Elem(), false, rest, with(at, next), view, false, end)
+			return
+		}
+	case reflect.Slice, reflect.Array:
+		switch st.Kind {
+		case exprpath.Index:
+			if t.Kind() == reflect.Array && st.Index >= t.Len() {
+				return // the handler drops what is past the array's end
+			}
+			p.follow(t.Elem(), false, rest, with(at, next), view, t.Kind() == reflect.Slice, end)
+			return
+		case exprpath.Each:
+			p.follow(t.Elem(), false, rest, with(at, next), view, false, end)
+			return
+		}
+	case reflect.String:
+		if st.Kind == exprpath.Document {
+			end(nil, at, view, false) // text the handler decodes itself
+			return
+		}
+	}
+	// The step selects nothing. In the text of an event, or in what
+	// json.Marshal writes of an argument, that may be the client's
+	// choice; but it is the plan that reads what a type decoded itself,
+	// by a path that the type never fills.
+	if view == reencodedView && !p.dry && !wildcard(at) {
+		self := p.plan.selves[len(p.plan.selves)-1]
+		p.err = fmt.Errorf("%s reads inside %s, which %v decodes itself (its UnmarshalJSON or UnmarshalText); the middleware reads what it decodes, and json.Marshal writes no %s there of %v: no event gives that place a value. Read %s, the value it decodes itself from, instead", render(with(at, next)), self.path, self.typ, describe(st), t, self.path)
+	}
+}
+
+// describe names what step st selects.
+func describe(st exprpath.Step) string {
+	switch st.Kind {
+	case exprpath.Member:
+		return fmt.Sprintf("member %q", st.Name)
+	case exprpath.Document:
+		return "JSON text"
+	}
+	return "elements"
+}
+
+// addMap notes that the object at at decodes into the map type t, and
+// that the expression looks name up in it (none for "").
+func (p *planner) addMap(at []placeStep, t reflect.Type, name string, key any) {
+	if p.dry {
+		p.special = fmt.Sprintf("%v, whose keys encoding/json converts", t)
+		return
+	}
+	where := render(at)
+	for i := range p.plan.maps {
+		m := &p.plan.maps[i]
+		if m.typ == t && render(m.at) == where {
+			if name != "" {
+				m.names, m.keys = append(m.names, name), append(m.keys, key)
+			}
+			return
+		}
+	}
+	m := mapSite{at: at, typ: t}
+	if name != "" {
+		m.names, m.keys = []string{name}, []any{key}
+	}
+	p.plan.maps = append(p.plan.maps, m)
+}
+
+// derived refuses steps into a value that a function or an operator made
+// of typed places, where they could meet a map whose keys encoding/json
+// converts or a type that decodes itself: where they are taken is not
+// known, so the plan could not check them.
+func (p *planner) derived(t reflect.Type, d exprpath.Derived) error {
+	p.dry = true
+	defer func() { p.dry = false }()
+	for _, from := range d.From {
+		var bases []reflect.Type
+		p.follow(t, true, from, nil, decodedView, false, func(end reflect.Type, _ []placeStep, view typeView, _ bool) {
+			if end != nil && view == decodedView {
+				bases = append(bases, end)
+			}
+		})
+		for _, base := range bases {
+			for _, q := range inside(base) {
+				for i := range d.Steps {
+					p.special = ""
+					p.follow(q, false, d.Steps[i:], nil, decodedView, false, func(reflect.Type, []placeStep, typeView, bool) {})
+					if p.special != "" {
+						return fmt.Errorf("it steps into a value that a function, an operator or a multi-select made from %s, and may meet %s there: the middleware cannot follow the handler's type through it; read that place by a path of fields and indexes instead", render(toPlace(from)), p.special)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// inside returns the types of every place inside a value of type t, t
+// included: its fields, elements and map values, down to the types that
+// decode themselves and the values the handler decodes itself.
+func inside(t reflect.Type) []reflect.Type {
+	seen := map[reflect.Type]bool{}
+	var out []reflect.Type
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		out = append(out, t)
+		if decodesItself(t, false).typ != nil {
+			return
+		}
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(t.Elem())
+		case reflect.Map:
+			walk(t.Elem())
+		case reflect.Struct:
+			s, _ := structFields(t)
+			for _, f := range s.fields {
+				walk(f.typ)
+			}
+		}
+	}
+	walk(t)
+	return out
+}
+
+// holdsKeyMaps reports whether a value of type t, decoded by
+// encoding/json, can hold a map whose keys it converts (outside what
+// decodes itself).
+func holdsKeyMaps(t reflect.Type) bool {
+	for _, q := range inside(t) {
+		if q.Kind() == reflect.Map && convertsKeys(q.Key()) && decodesItself(q, false).typ == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// with returns at and one more step, in a new array.
+func with(at []placeStep, st placeStep) []placeStep {
+	return append(at[:len(at):len(at)], st)
+}
+
+// wildcard reports whether at selects more than one place.
+func wildcard(at []placeStep) bool {
+	for _, st := range at {
+		if st.kind != exprpath.Member && st.kind != exprpath.Index {
+			return true
+		}
+	}
+	return false
+}
+
+// toPlace converts the steps of a path within the typed event.
+func toPlace(path []exprpath.Step) []placeStep {
+	out := make([]placeStep, 0, len(path))
+	for _, st := range path {
+		out = append(out, placeStep{kind: st.Kind, name: st.Name, index: st.Index})
+	}
+	return out
+}
+
+// render writes at as a JMESPath expression, for errors.
+func render(at []placeStep) string {
+	var b strings.Builder
+	for _, st := range at {
+		switch st.kind {
+		case exprpath.Member:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			if plainName(st.name) {
+				b.WriteString(st.name)
+			} else {
+				b.WriteString(strconv.Quote(st.name))
+			}
+		case exprpath.Index:
+			fmt.Fprintf(&b, "[%d]", st.index)
+		case exprpath.Each:
+			b.WriteString("[*]")
+		case exprpath.Flatten:
+			b.WriteString("[]")
+		case exprpath.Values:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteByte('*')
+		case exprpath.Document:
+			return "powertools_json(" + b.String() + ")"
+		}
+	}
+	if b.Len() == 0 {
+		return "@"
+	}
+	return b.String()
+}
+
+// plainName reports whether name is a JMESPath identifier without quotes.
+func plainName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for _, c := range name {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
