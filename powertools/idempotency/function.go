@@ -37,6 +37,10 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 	if err != nil {
 		panic(err)
 	}
+	holdsAny, err := funcTypes(reflect.TypeFor[In](), reflect.TypeFor[Out]())
+	if err != nil {
+		panic(err)
+	}
 	if e.disabled {
 		return fn
 	}
@@ -48,6 +52,9 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 		}
 		if keyformat.ReplacedText(arg) {
 			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
+		}
+		if holdsAny && bytesInAny(reflect.ValueOf(&in).Elem()) {
+			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s: %w", name, errBytesInAny)}
 		}
 		var out Out
 		res, err := e.do(ctx, arg, func(ctx context.Context, _ []byte) ([]byte, error) {

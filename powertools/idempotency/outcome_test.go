@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -174,9 +175,9 @@ func TestObserverReplayAge(t *testing.T) {
 func TestObserverEncodeFailure(t *testing.T) {
 	var seen []idempotency.Observation
 	runs := 0
-	f := idempotency.WrapFunc("f", idempotencytest.NewStore(), func(_ context.Context, n int) (any, error) {
+	f := idempotency.WrapFunc("f", idempotencytest.NewStore(), func(_ context.Context, n int) (float64, error) {
 		runs++
-		return func() {}, nil // encoding/json cannot encode a func
+		return math.NaN(), nil // encoding/json cannot encode NaN
 	}, idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o) }))
 	_, first := f(context.Background(), 1)
 	_, second := f(context.Background(), 1)
