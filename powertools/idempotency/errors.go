@@ -76,9 +76,11 @@ func (e *MissingKeyError) Error() string {
 // the handler, when the event cannot be read with one meaning: it is not
 // JSON, an expression fails on it (as opposed to selecting nothing), an
 // object on the way to a selected value, or inside one, holds two member
-// names that encoding/json would fill one struct field from, or a wrapped
-// function's argument cannot be encoded as JSON faithfully. See
-// docs/security.md. Retrying the same event cannot succeed.
+// names that encoding/json would fill one struct field or one map key
+// from, the handler's type reads it otherwise than a Powertools mode
+// would key it, or a wrapped function's argument cannot be encoded as
+// JSON faithfully. See docs/security.md. Retrying the same event cannot
+// succeed.
 type InvalidEventError struct {
 	// Expression is the key or payload-validation expression that was
 	// being evaluated ("@" for the whole event), or "" when a wrapped

@@ -25,6 +25,11 @@ import (
 // Lambda function its own name. A repeated argument gets the stored
 // result, decoded into Out, without running fn.
 //
+// Its argument and result types are checked when it is wrapped: a
+// struct whose promoted MarshalJSON leaves its own fields out, or a
+// result that JSON cannot give back as the function returned it (an
+// interface, a dropped field), is a *ConfigError (docs/security.md).
+//
 // The event-shaped environment variables (event key, payload validation,
 // key prefix, Python handler) do not apply to a function; the others, such
 // as POWERTOOLS_IDEMPOTENCY_DISABLED, POWERTOOLS_IDEMPOTENCY_EXPIRES_AFTER

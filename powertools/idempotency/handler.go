@@ -22,9 +22,11 @@ type Handler struct {
 }
 
 // Wrap makes fn idempotent, and panics with a [*ConfigError] when an option
-// or an environment variable is invalid, so that a misconfigured function
-// fails at cold start ([New] returns the error instead). A repeated event,
-// as identified by its key (see [WithEventKey]), gets the response stored
+// or an environment variable is invalid, or an expression cannot be read
+// as In decodes the event, so that a misconfigured function fails at cold
+// start ([New] returns the error instead). A repeated event, as
+// identified by its key (see [WithEventKey]), read as encoding/json
+// decodes the event into In (docs/security.md), gets the response stored
 // for the first one instead of running fn again.
 func Wrap[In, Out any](store Store, fn func(context.Context, In) (Out, error), opts ...Option) *Handler {
 	h, err := New(store, fn, opts...)
