@@ -292,3 +292,47 @@ func mapKey(k reflect.Type, name string) (any, bool) {
 	}
 	return nil, false
 }
+
+// inside returns the types of every place inside a value of type t, t
+// included: its fields, elements and map values, down to the types that
+// decode themselves and the values the handler decodes itself.
+func inside(t reflect.Type) []reflect.Type {
+	seen := map[reflect.Type]bool{}
+	var out []reflect.Type
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		out = append(out, t)
+		if decodesItself(t, false).typ != nil {
+			return
+		}
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(t.Elem())
+		case reflect.Map:
+			walk(t.Elem())
+		case reflect.Struct:
+			s, _ := structFields(t)
+			for _, f := range s.fields {
+				walk(f.typ)
+			}
+		}
+	}
+	walk(t)
+	return out
+}
+
+// holdsKeyMaps reports whether a value of type t, decoded by
+// encoding/json, can hold a map whose keys it converts (outside what
+// decodes itself).
+func holdsKeyMaps(t reflect.Type) bool {
+	for _, q := range inside(t) {
+		if q.Kind() == reflect.Map && convertsKeys(q.Key()) && decodesItself(q, false).typ == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -226,6 +226,7 @@ func TestSelfDecodingTypeRefusedAtBuild(t *testing.T) {
 		{"Records[0].s3.object.key.x", "events.S3Object"},
 		{"not_null(Records[0]).s3.object.urlDecodedKey", "function"},
 		{"[Records[0]][0].s3.object.key", "multi-select"},
+		{"not_null(Records[0].s3.object).urlDecodedKey", "events.S3Object"},
 	} {
 		_, err := runTyped[events.S3Event](t, []idempotency.Option{idempotency.WithEventKey(tt.expr)})
 		var ce *idempotency.ConfigError

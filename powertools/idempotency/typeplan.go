@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/gopowertools/lambda/internal/exprpath"
 	"github.com/gopowertools/lambda/jmespath"
@@ -17,83 +15,6 @@ import (
 // expression reads through the type, and notes what must be checked or
 // read otherwise on each event. Most types need nothing: then the plan is
 // nil and a call costs nothing more.
-
-// typeDoor holds the plans of a wrapper's expressions: where its event
-// must be read otherwise than by the strict read alone.
-type typeDoor struct {
-	key, validation *typePlan // nil: nothing to do
-	compat          bool      // a Powertools mode: refuse, never read otherwise
-}
-
-// planDoor returns the plans of a wrapper of kind over argument type in,
-// or nil when its expressions need none; a path that cannot be followed
-// is a *ConfigError given by bad.
-func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, validation *jmespath.Expression, bad func(option string, err error) error) (*typeDoor, error) {
-	if in == nil {
-		return nil, nil
-	}
-	view := decodedView
-	if kind == funcKind {
-		view = encodedView
-	}
-	d := &typeDoor{compat: compat != OwnFormat}
-	var err error
-	if d.key, err = planTypes(key, in, view, false); err != nil {
-		return nil, bad("WithEventKey", fmt.Errorf("%s: %w", key, err))
-	}
-	if validation != nil {
-		if d.validation, err = planTypes(validation, in, view, true); err != nil {
-			return nil, bad("WithPayloadValidation", fmt.Errorf("%s: %w", validation, err))
-		}
-	}
-	if d.key == nil && d.validation == nil {
-		return nil, nil
-	}
-	return d, nil
-}
-
-// read returns the key and the validated value as the handler's type
-// reads them, from what the strict read selected and the event decoded
-// whole (doc).
-func (d *typeDoor) read(key, validated, doc any) (any, any, error) {
-	var err error
-	if d.key != nil {
-		if key, err = d.key.apply(doc, key, d.compat); err != nil {
-			return nil, nil, err
-		}
-	}
-	if d.validation != nil {
-		if validated, err = d.validation.apply(doc, validated, d.compat); err != nil {
-			return nil, nil, err
-		}
-	}
-	return key, validated, nil
-}
-
-// typeView is how the bytes the middleware reads stand to the type.
-type typeView uint8
-
-const (
-	// decodedView: the handler decodes the bytes into the type (Wrap, New).
-	decodedView typeView = iota
-	// encodedView: the bytes are json.Marshal's writing of a value of
-	// the type (WrapFunc's argument).
-	encodedView
-	// reencodedView: the value is json.Marshal's writing of what a type
-	// decoded itself, which the plan reads in place of the event's text.
-	reencodedView
-)
-
-// placeStep is one step to a place of the decoded event, as a plan
-// follows it on each event.
-type placeStep struct {
-	kind  exprpath.StepKind // Member, Index, Each, Flatten or Values
-	name  string
-	index int
-	// For Values over a struct: only the members that fill field.
-	field *jsonField
-	of    *jsonStruct
-}
 
 // typePlan is what one expression needs on each event beyond the strict
 // read of its bytes. The zero plan needs nothing.
@@ -193,7 +114,8 @@ func planTypes(expr *jmespath.Expression, t reflect.Type, view typeView, validat
 // endFunc is called where a followed path ends, with the type there (nil:
 // a place the type does not know, such as text the handler decodes
 // itself), and whether its null differs from an absent member for the
-// handler (tells).
+// handler (tells). A type that decodes itself is given as it is: what is
+// inside it is its own.
 type endFunc func(t reflect.Type, at []placeStep, view typeView, tells bool)
 
 // follow follows rest from a place of type t (root: the handler's
@@ -207,7 +129,7 @@ func (p *planner) follow(t reflect.Type, root bool, rest []exprpath.Step, at []p
 		if d := decodesItself(t, root); d.typ != nil {
 			switch {
 			case len(rest) == 0:
-				end(nil, at, view, elemTells || d.json && !d.nullSkips)
+				end(t, at, view, elemTells || d.json && !d.nullSkips)
 				return
 			case rest[0].Kind == exprpath.Document:
 				end(nil, at, view, false) // text that the type reads as it likes
@@ -392,50 +314,6 @@ func (p *planner) derived(t reflect.Type, d exprpath.Derived) error {
 	return nil
 }
 
-// inside returns the types of every place inside a value of type t, t
-// included: its fields, elements and map values, down to the types that
-// decode themselves and the values the handler decodes itself.
-func inside(t reflect.Type) []reflect.Type {
-	seen := map[reflect.Type]bool{}
-	var out []reflect.Type
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		if seen[t] {
-			return
-		}
-		seen[t] = true
-		out = append(out, t)
-		if decodesItself(t, false).typ != nil {
-			return
-		}
-		switch t.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array:
-			walk(t.Elem())
-		case reflect.Map:
-			walk(t.Elem())
-		case reflect.Struct:
-			s, _ := structFields(t)
-			for _, f := range s.fields {
-				walk(f.typ)
-			}
-		}
-	}
-	walk(t)
-	return out
-}
-
-// holdsKeyMaps reports whether a value of type t, decoded by
-// encoding/json, can hold a map whose keys it converts (outside what
-// decodes itself).
-func holdsKeyMaps(t reflect.Type) bool {
-	for _, q := range inside(t) {
-		if q.Kind() == reflect.Map && convertsKeys(q.Key()) && decodesItself(q, false).typ == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // with returns at and one more step, in a new array.
 func with(at []placeStep, st placeStep) []placeStep {
 	return append(at[:len(at):len(at)], st)
@@ -458,52 +336,4 @@ func toPlace(path []exprpath.Step) []placeStep {
 		out = append(out, placeStep{kind: st.Kind, name: st.Name, index: st.Index})
 	}
 	return out
-}
-
-// render writes at as a JMESPath expression, for errors.
-func render(at []placeStep) string {
-	var b strings.Builder
-	for _, st := range at {
-		switch st.kind {
-		case exprpath.Member:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			if plainName(st.name) {
-				b.WriteString(st.name)
-			} else {
-				b.WriteString(strconv.Quote(st.name))
-			}
-		case exprpath.Index:
-			fmt.Fprintf(&b, "[%d]", st.index)
-		case exprpath.Each:
-			b.WriteString("[*]")
-		case exprpath.Flatten:
-			b.WriteString("[]")
-		case exprpath.Values:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteByte('*')
-		case exprpath.Document:
-			return "powertools_json(" + b.String() + ")"
-		}
-	}
-	if b.Len() == 0 {
-		return "@"
-	}
-	return b.String()
-}
-
-// plainName reports whether name is a JMESPath identifier without quotes.
-func plainName(name string) bool {
-	if name == "" || name[0] >= '0' && name[0] <= '9' {
-		return false
-	}
-	for _, c := range name {
-		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
 }
