@@ -310,7 +310,7 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 		return nil, err
 	}
 	if e.types != nil {
-		e.exprs = append(e.exprs, wholeEvent) // the event as a whole, for the plans
+		e.exprs = append(e.exprs, e.types.probes...)
 	}
 
 	// A disabled wrapper never builds a key, so a missing prefix only

@@ -44,8 +44,8 @@ type engine struct {
 	cache                      *cache        // nil: off
 	invoker                    Invoker       // store as an Invoker, or nil
 	disabled                   bool
-	// exprs is keyExpr, then validation when it is set, then "@" when
-	// types is: what read evaluates on every call.
+	// exprs is keyExpr, then validation when it is set, then the probes
+	// of types: what read evaluates on every call.
 	exprs []*jmespath.Expression
 	types *typeDoor // nil: the strict read alone reads as the handler's type does
 
@@ -191,7 +191,7 @@ func (e *engine) read(payload []byte) (key, validated any, err error) {
 		validated = values[1]
 	}
 	if e.types != nil {
-		return e.types.read(values[0], validated, values[len(values)-1])
+		return e.types.read(payload, values[0], validated, values[len(values)-len(e.types.probes):])
 	}
 	return values[0], validated, nil
 }

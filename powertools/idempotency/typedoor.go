@@ -3,10 +3,10 @@ package idempotency
 import (
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/gopowertools/lambda/internal/exprpath"
+	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/jmespath"
 )
 
@@ -20,6 +20,11 @@ import (
 type typeDoor struct {
 	key, validation *typePlan // nil: nothing to do
 	compat          bool      // a Powertools mode: refuse, never read otherwise
+	// probes are the places of the event that the plans read, evaluated
+	// in the one strict read beside the expressions: paths of members and
+	// indexes, so that a read that follows paths still decodes only what
+	// they select ("@" only for a plan that must read the event whole).
+	probes []*jmespath.Expression
 }
 
 // planDoor returns the plans of a wrapper of kind over argument type in,
@@ -46,21 +51,80 @@ func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, vali
 	if d.key == nil && d.validation == nil {
 		return nil, nil
 	}
+	for _, p := range []*typePlan{d.key, d.validation} {
+		if p != nil {
+			d.anchor(p)
+		}
+	}
 	return d, nil
 }
 
+// anchor gives each site of p the probe it reads from: the longest prefix
+// of its place that selects one value, from which the rest of its steps
+// are followed.
+func (d *typeDoor) anchor(p *typePlan) {
+	split := func(at []placeStep) (int, []placeStep) {
+		k := 0
+		for k < len(at) && (at[k].kind == exprpath.Member || at[k].kind == exprpath.Index) {
+			k++
+		}
+		return d.probe(at[:k]), at[k:]
+	}
+	for i := range p.maps {
+		p.maps[i].probe, p.maps[i].rest = split(p.maps[i].at)
+	}
+	for i := range p.deep {
+		p.deep[i].probe, p.deep[i].rest = split(p.deep[i].at)
+	}
+	for i := range p.nulls {
+		// Read only for a null, which is rare: not a probe.
+		p.nulls[i].holder = jmespath.MustCompile(render(p.nulls[i].at[:len(p.nulls[i].at)-1]))
+	}
+	if len(p.selves) > 0 {
+		// A self lies on the way to a place the expression reads: within
+		// ends at it, or before.
+		for _, s := range p.selves {
+			n := 0
+			for n < len(p.within) && n < len(s.at) && samePlace(p.within[n], s.at[n]) {
+				n++
+			}
+			p.within = p.within[:n]
+		}
+		p.doc = d.probe(p.within)
+	}
+}
+
+// samePlace reports whether two steps of members and indexes select the
+// same place.
+func samePlace(a, b placeStep) bool {
+	return a.kind == b.kind && a.name == b.name && a.index == b.index && a.field == nil && b.field == nil
+}
+
+// probe returns the index of the probe of the place at, a path of
+// members and indexes, adding it if it is new.
+func (d *typeDoor) probe(at []placeStep) int {
+	text := render(at)
+	for i, x := range d.probes {
+		if x.String() == text {
+			return i
+		}
+	}
+	d.probes = append(d.probes, jmespath.MustCompile(text))
+	return len(d.probes) - 1
+}
+
 // read returns the key and the validated value as the handler's type
-// reads them, from what the strict read selected and the event decoded
-// whole (doc).
-func (d *typeDoor) read(key, validated, doc any) (any, any, error) {
+// reads them in the event payload, from what the strict read selected and
+// the values of the probes.
+func (d *typeDoor) read(payload []byte, key, validated any, probes []any) (any, any, error) {
 	var err error
 	if d.key != nil {
-		if key, err = d.key.apply(doc, key, d.compat); err != nil {
+		if key, err = d.key.apply(payload, probes, key, d.compat); err != nil {
 			return nil, nil, err
 		}
 	}
 	if d.validation != nil {
-		if validated, err = d.validation.apply(doc, validated, d.compat); err != nil {
+		if validated, err = d.validation.apply(payload, probes, validated, d.compat); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -92,7 +156,8 @@ type placeStep struct {
 	of    *jsonStruct
 }
 
-// render writes at as a JMESPath expression, for errors.
+// render writes at as a JMESPath expression: for errors, and, for a path
+// of members and indexes, as a probe to compile.
 func render(at []placeStep) string {
 	var b strings.Builder
 	for _, st := range at {
@@ -104,7 +169,8 @@ func render(at []placeStep) string {
 			if plainName(st.name) {
 				b.WriteString(st.name)
 			} else {
-				b.WriteString(strconv.Quote(st.name))
+				quoted, _ := keyformat.Encode(st.name) // a JSON string is a quoted identifier
+				b.Write(quoted)
 			}
 		case exprpath.Index:
 			fmt.Fprintf(&b, "[%d]", st.index)

@@ -33,18 +33,30 @@ type typePlan struct {
 	// nulls are the places of the result (payload validation only)
 	// where the handler's type tells a null member from an absent one.
 	nulls []nullSlot
+	// within is the longest path of members and indexes that every
+	// place the expression reads, and every self, lies under; doc is the
+	// probe of it, which selves rewrite and the expression is evaluated
+	// again on.
+	within []placeStep
+	doc    int
 }
 
+// A site's place is at; on each event it is reached from the value of
+// the probe numbered probe by the steps rest (see typeDoor.anchor).
 type mapSite struct {
 	at    []placeStep
+	probe int
+	rest  []placeStep
 	typ   reflect.Type // the map type
 	names []string     // looked up in it, by the expression
 	keys  []any        // their keys
 }
 
 type deepSite struct {
-	at  []placeStep
-	typ reflect.Type
+	at    []placeStep
+	probe int
+	rest  []placeStep
+	typ   reflect.Type
 }
 
 type selfSite struct {
@@ -59,6 +71,9 @@ type nullSlot struct {
 	index int
 	name  string
 	at    []placeStep // Member and Index steps only
+	// holder selects the object or array that holds it: at without its
+	// last step.
+	holder *jmespath.Expression
 }
 
 // empty reports whether p needs nothing on an event.
@@ -83,6 +98,7 @@ type planner struct {
 func planTypes(expr *jmespath.Expression, t reflect.Type, view typeView, validation bool) (*typePlan, error) {
 	reads := exprpath.Of(expr)
 	p := &planner{plan: &typePlan{expr: expr}}
+	p.plan.within = commonPrefix(reads)
 	for _, r := range reads.Reads {
 		p.follow(t, true, r.Path, nil, view, false, func(end reflect.Type, at []placeStep, view typeView, tells bool) {
 			if view == decodedView && end != nil && holdsKeyMaps(end) && !slices.ContainsFunc(p.plan.deep, func(d deepSite) bool {
@@ -336,4 +352,27 @@ func toPlace(path []exprpath.Step) []placeStep {
 		out = append(out, placeStep{kind: st.Kind, name: st.Name, index: st.Index})
 	}
 	return out
+}
+
+// commonPrefix returns the longest path of members and indexes that every
+// place that reads reads lies under.
+func commonPrefix(reads exprpath.Reads) []placeStep {
+	var paths [][]exprpath.Step
+	for _, r := range reads.Reads {
+		paths = append(paths, r.Path)
+	}
+	for _, d := range reads.Derived {
+		paths = append(paths, d.From...)
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	n := 0
+	for ; n < len(paths[0]); n++ {
+		st := paths[0][n]
+		if st.Kind != exprpath.Member && st.Kind != exprpath.Index || slices.ContainsFunc(paths[1:], func(p []exprpath.Step) bool { return len(p) <= n || p[n] != st }) {
+			break
+		}
+	}
+	return toPlace(paths[0][:n])
 }

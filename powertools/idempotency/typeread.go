@@ -12,24 +12,25 @@ import (
 	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
-// This file carries out, on each event, what a typePlan says: with the
-// event decoded whole (doc), it checks the objects that decode into maps
-// whose keys encoding/json converts, reads what self-decoding values
-// decode where the expression reads into them, and marks the nulls that
-// the handler tells from absent members. value is what the strict read
+// This file carries out, on each event, what a typePlan says: from the
+// values of its probes, it checks the objects that decode into maps whose
+// keys encoding/json converts, reads what self-decoding values decode
+// where the expression reads into them, and marks the nulls that the
+// handler tells from absent members. value is what the strict read
 // selected.
 
 // apply returns the value that p's expression selects from the event
-// doc as the handler's type reads it, or an *InvalidEventError. In a
-// Powertools mode (compat) the value stays the one Powertools selects,
-// and an event on which the type reads otherwise is refused.
-func (p *typePlan) apply(doc, value any, compat bool) (any, error) {
+// payload as the handler's type reads it, or an *InvalidEventError;
+// probes are the values of the door's probes. In a Powertools mode (compat) the value
+// stays the one Powertools selects, and an event on which the type reads
+// otherwise is refused.
+func (p *typePlan) apply(payload []byte, probes []any, value any, compat bool) (any, error) {
 	refuse := func(err error) (any, error) {
 		return nil, &InvalidEventError{Expression: p.expr.String(), Err: err}
 	}
 	for _, m := range p.maps {
 		var err error
-		visit(doc, m.at, func(v any) {
+		visit(probes[m.probe], m.rest, func(v any) {
 			if obj, ok := v.(map[string]any); ok && err == nil {
 				err = m.check(obj)
 			}
@@ -40,22 +41,28 @@ func (p *typePlan) apply(doc, value any, compat bool) (any, error) {
 	}
 	for _, d := range p.deep {
 		var err error
-		visit(doc, d.at, func(v any) {
+		visit(probes[d.probe], d.rest, func(v any) {
 			if err == nil {
-				err = p.keysInside(v, d.typ, d.at)
+				err = keysInside(v, d.typ, d.at)
 			}
 		})
 		if err != nil {
 			return refuse(err)
 		}
 	}
+	// doc is, when p has selves, the event as the expression reads it,
+	// with what decodes itself read so: the value at within, rewritten,
+	// in objects and arrays that hold nothing else on the way to it.
+	var doc any
 	if len(p.selves) > 0 {
+		v := probes[p.doc]
 		var err error
 		for _, s := range p.selves {
-			if doc, err = replace(doc, s.at, s.decode); err != nil {
+			if v, err = replace(v, s.at[len(p.within):], s.decode); err != nil {
 				return refuse(err)
 			}
 		}
+		doc = nest(p.within, v)
 		typed, err := p.expr.Search(doc)
 		if err != nil {
 			return refuse(err)
@@ -69,12 +76,24 @@ func (p *typePlan) apply(doc, value any, compat bool) (any, error) {
 	}
 	var at []any
 	for _, n := range p.nulls {
-		if n.selected(value) && present(doc, n.at) {
-			if compat {
-				return refuse(fmt.Errorf("%s is null, which the handler's type tells from an absent member, and Powertools hashes both as null", render(n.at)))
-			}
-			at = append(at, n.where())
+		if !n.selected(value) {
+			continue
 		}
+		if doc == nil {
+			holder, err := n.holder.SearchJSON(payload)
+			if err != nil {
+				return refuse(err)
+			}
+			if !present(holder, n.at[len(n.at)-1:]) {
+				continue
+			}
+		} else if !present(doc, n.at) {
+			continue
+		}
+		if compat {
+			return refuse(fmt.Errorf("%s is null, which the handler's type tells from an absent member, and Powertools hashes both as null", render(n.at)))
+		}
+		at = append(at, n.where())
 	}
 	if len(at) > 0 {
 		return keyformat.Nulls{Value: value, At: at}, nil
@@ -109,7 +128,7 @@ func (m *mapSite) check(obj map[string]any) error {
 
 // keysInside checks, in v decoded as a value of type t, every object that
 // decodes into a map whose keys encoding/json converts.
-func (p *typePlan) keysInside(v any, t reflect.Type, at []placeStep) error {
+func keysInside(v any, t reflect.Type, at []placeStep) error {
 	if v == nil || decodesItself(t, false).typ != nil {
 		return nil
 	}
@@ -122,7 +141,7 @@ func (p *typePlan) keysInside(v any, t reflect.Type, at []placeStep) error {
 		s, _ := structFields(t)
 		for _, name := range slices.Sorted(maps.Keys(obj)) {
 			if f := s.field(name); f != nil {
-				if err := p.keysInside(obj[name], f.typ, with(at, placeStep{kind: exprpath.Member, name: name})); err != nil {
+				if err := keysInside(obj[name], f.typ, with(at, placeStep{kind: exprpath.Member, name: name})); err != nil {
 					return err
 				}
 			}
@@ -135,14 +154,14 @@ func (p *typePlan) keysInside(v any, t reflect.Type, at []placeStep) error {
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(obj)) {
-			if err := p.keysInside(obj[name], t.Elem(), with(at, placeStep{kind: exprpath.Member, name: name})); err != nil {
+			if err := keysInside(obj[name], t.Elem(), with(at, placeStep{kind: exprpath.Member, name: name})); err != nil {
 				return err
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		list, _ := v.([]any)
 		for i, e := range list {
-			if err := p.keysInside(e, t.Elem(), with(at, placeStep{kind: exprpath.Index, index: i})); err != nil {
+			if err := keysInside(e, t.Elem(), with(at, placeStep{kind: exprpath.Index, index: i})); err != nil {
 				return err
 			}
 		}
@@ -323,4 +342,19 @@ func sameJSON(a, b any) bool {
 	ta, errA := keyformat.Encode(a)
 	tb, errB := keyformat.Encode(b)
 	return errA == nil && errB == nil && string(ta) == string(tb)
+}
+
+// nest returns v inside objects and arrays, at the place at of members
+// and indexes.
+func nest(at []placeStep, v any) any {
+	for i := len(at) - 1; i >= 0; i-- {
+		if at[i].kind == exprpath.Member {
+			v = map[string]any{at[i].name: v}
+			continue
+		}
+		list := make([]any, at[i].index+1)
+		list[len(list)-1] = v
+		v = list
+	}
+	return v
 }
