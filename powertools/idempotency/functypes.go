@@ -33,40 +33,15 @@ func funcTypes(in, out reflect.Type) (holdsAny bool, err error) {
 // the struct's other fields would share a key. It reports whether the
 // type can hold an interface value.
 func argumentType(t reflect.Type) (holdsAny bool, err error) {
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type, at string) error
-	walk = func(t reflect.Type, at string) error {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		if seen[t] {
-			return nil
-		}
-		seen[t] = true
+	err = walkTypes(t, "the argument", func(t reflect.Type, at string) (bool, error) {
 		if hidden := hiddenFields(t); hidden != "" {
-			return fmt.Errorf("%s: %s", at, hidden)
+			return false, fmt.Errorf("%s: %s", at, hidden)
 		}
-		if encodesItself(t) {
-			return nil
-		}
-		switch t.Kind() {
-		case reflect.Interface:
+		if t.Kind() == reflect.Interface {
 			holdsAny = true
-		case reflect.Slice, reflect.Array:
-			return walk(t.Elem(), at+"[]")
-		case reflect.Map:
-			return walk(t.Elem(), at+"[]")
-		case reflect.Struct:
-			s, _ := structFields(t)
-			for _, f := range s.fields {
-				if err := walk(f.typ, at+"."+f.name); err != nil {
-					return err
-				}
-			}
 		}
-		return nil
-	}
-	err = walk(t, "the argument")
+		return !encodesItself(t), nil
+	})
 	return holdsAny, err
 }
 
@@ -102,6 +77,47 @@ func equalPrefix(a, prefix []int) bool {
 // from what json.Marshal writes of them: a duplicate's replay would get
 // another value, or a *CorruptedRecordError.
 func resultType(t reflect.Type) error {
+	return walkTypes(t, "the result", func(t reflect.Type, at string) (bool, error) {
+		if hidden := hiddenFields(t); hidden != "" {
+			return false, fmt.Errorf("%s: %s", at, hidden)
+		}
+		if encodesItself(t) {
+			p := reflect.PointerTo(t)
+			if p.Implements(unmarshalerType) || p.Implements(textUnmarshalerType) && !hasMethod(t, "MarshalJSON") {
+				return false, nil
+			}
+			return false, fmt.Errorf("%s: %v encodes itself and has no method that decodes what it writes", at, t)
+		}
+		switch t.Kind() {
+		case reflect.Interface:
+			if t.Implements(reflect.TypeFor[error]()) && t.NumMethod() == 1 {
+				return false, fmt.Errorf("%s is an error, which json.Marshal writes as {} or its fields, not its message", at)
+			}
+			return false, fmt.Errorf("%s is an interface (%v): a replay decodes JSON into it as map[string]any, []any, string, float64, bool or nil, not the type the function put there", at, t)
+		case reflect.Func, reflect.Chan, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+			return false, fmt.Errorf("%s is a %v, which json.Marshal cannot write", at, t.Kind())
+		case reflect.Map:
+			switch k := t.Key(); k.Kind() {
+			case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			default:
+				if !k.Implements(textMarshalerType) || !reflect.PointerTo(k).Implements(textUnmarshalerType) {
+					return false, fmt.Errorf("%s has keys of type %v, which JSON cannot hold and give back", at, k)
+				}
+			}
+		case reflect.Struct:
+			if _, dropped := structFields(t); len(dropped) > 0 {
+				return false, fmt.Errorf("%s: json.Marshal does not write the field %s of %v (unexported, json:\"-\", or hidden by another of its name), so a replay would hold its zero value", at, dropped[0], t)
+			}
+		}
+		return true, nil
+	})
+}
+
+// walkTypes calls visit with t and each type that a value of t holds, as
+// json.Marshal goes through it (pointers followed, each type once), and
+// where it is; visit says whether to go inside it.
+func walkTypes(t reflect.Type, at string, visit func(t reflect.Type, at string) (inside bool, err error)) error {
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type, at string) error
 	walk = func(t reflect.Type, at string) error {
@@ -112,42 +128,14 @@ func resultType(t reflect.Type) error {
 			return nil
 		}
 		seen[t] = true
-		if hidden := hiddenFields(t); hidden != "" {
-			return fmt.Errorf("%s: %s", at, hidden)
-		}
-		if encodesItself(t) {
-			p := reflect.PointerTo(t)
-			if p.Implements(unmarshalerType) || p.Implements(textUnmarshalerType) && !hasMethod(t, "MarshalJSON") {
-				return nil
-			}
-			return fmt.Errorf("%s: %v encodes itself and has no method that decodes what it writes", at, t)
+		if inside, err := visit(t, at); err != nil || !inside {
+			return err
 		}
 		switch t.Kind() {
-		case reflect.Interface:
-			if t.Implements(reflect.TypeFor[error]()) && t.NumMethod() == 1 {
-				return fmt.Errorf("%s is an error, which json.Marshal writes as {} or its fields, not its message", at)
-			}
-			return fmt.Errorf("%s is an interface (%v): a replay decodes JSON into it as map[string]any, []any, string, float64, bool or nil, not the type the function put there", at, t)
-		case reflect.Func, reflect.Chan, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
-			return fmt.Errorf("%s is a %v, which json.Marshal cannot write", at, t.Kind())
-		case reflect.Slice, reflect.Array:
-			return walk(t.Elem(), at+"[]")
-		case reflect.Map:
-			k := t.Key()
-			switch k.Kind() {
-			case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			default:
-				if !k.Implements(textMarshalerType) || !reflect.PointerTo(k).Implements(textUnmarshalerType) {
-					return fmt.Errorf("%s has keys of type %v, which JSON cannot hold and give back", at, k)
-				}
-			}
+		case reflect.Slice, reflect.Array, reflect.Map:
 			return walk(t.Elem(), at+"[]")
 		case reflect.Struct:
-			s, dropped := structFields(t)
-			if len(dropped) > 0 {
-				return fmt.Errorf("%s: json.Marshal does not write the field %s of %v (unexported, json:\"-\", or hidden by another of its name), so a replay would hold its zero value", at, dropped[0], t)
-			}
+			s, _ := structFields(t)
 			for _, f := range s.fields {
 				if err := walk(f.typ, at+"."+f.name); err != nil {
 					return err
@@ -156,7 +144,7 @@ func resultType(t reflect.Type) error {
 		}
 		return nil
 	}
-	return walk(t, "the result")
+	return walk(t, at)
 }
 
 // errBytesInAny is the reason an argument holding a []byte in an
