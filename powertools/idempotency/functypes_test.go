@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gopowertools/lambda/powertools/batch"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -221,4 +222,49 @@ func TestWrapFuncResultTypes(t *testing.T) {
 func resultOf[T any](context.Context, int) (T, error) {
 	var zero T
 	return zero, nil
+}
+
+// TestWrapFuncPerStreamRecord: batch processing with WrapFunc per Kinesis
+// record (KinesisRecord's SecondsEpochTime embeds time.Time and declares
+// its own MarshalJSON) and per DynamoDB Streams record (whose images'
+// DynamoDBAttributeValue marshals itself) keeps working: a redelivered
+// batch runs no record again.
+func TestWrapFuncPerStreamRecord(t *testing.T) {
+	ctx := context.Background()
+	store := idempotencytest.NewStore()
+	runs := map[string]int{}
+	kin := idempotency.WrapFunc("kinesis", store, func(_ context.Context, r events.KinesisEventRecord) (string, error) {
+		runs[r.EventID]++
+		return r.EventID, nil
+	}, idempotency.WithEventKey("[eventID, kinesis.approximateArrivalTimestamp]"))
+	ddb := idempotency.WrapFunc("ddb", store, func(_ context.Context, r events.DynamoDBEventRecord) (string, error) {
+		runs[r.EventID]++
+		return r.EventID, nil
+	}, idempotency.WithPayloadValidation("dynamodb.NewImage"))
+	p, err := batch.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := events.SecondsEpochTime{Time: time.Unix(1700000000, 0)}
+	kinesis := events.KinesisEvent{Records: []events.KinesisEventRecord{
+		{EventID: "k1", Kinesis: events.KinesisRecord{ApproximateArrivalTimestamp: at, Data: []byte("a"), SequenceNumber: "1"}},
+		{EventID: "k2", Kinesis: events.KinesisRecord{ApproximateArrivalTimestamp: at, Data: []byte("b"), SequenceNumber: "2"}},
+	}}
+	image := map[string]events.DynamoDBAttributeValue{"id": events.NewStringAttribute("o-1"), "n": events.NewNumberAttribute("2")}
+	stream := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		{EventID: "d1", Change: events.DynamoDBStreamRecord{SequenceNumber: "1", NewImage: image}},
+	}}
+	for range 2 {
+		res := p.Kinesis(ctx, kinesis, func(ctx context.Context, r events.KinesisEventRecord) error { _, err := kin(ctx, r); return err })
+		if len(res.Failures) > 0 {
+			t.Fatal(res.Failures[0].Err)
+		}
+		res = p.DynamoDB(ctx, stream, func(ctx context.Context, r events.DynamoDBEventRecord) error { _, err := ddb(ctx, r); return err })
+		if len(res.Failures) > 0 {
+			t.Fatal(res.Failures[0].Err)
+		}
+	}
+	if runs["k1"] != 1 || runs["k2"] != 1 || runs["d1"] != 1 {
+		t.Errorf("runs %v, want each record once", runs)
+	}
 }
