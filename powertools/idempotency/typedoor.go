@@ -82,10 +82,11 @@ func (d *typeDoor) anchor(p *typePlan) {
 	}
 	if len(p.selves) > 0 {
 		// A self lies on the way to a place the expression reads: within
-		// ends at it, or before.
+		// ends before it, in what holds it, where an absent self (which
+		// its type never sees) differs from a null one (which it may).
 		for _, s := range p.selves {
 			n := 0
-			for n < len(p.within) && n < len(s.at) && samePlace(p.within[n], s.at[n]) {
+			for n < len(p.within) && n < len(s.at)-1 && samePlace(p.within[n], s.at[n]) {
 				n++
 			}
 			p.within = p.within[:n]

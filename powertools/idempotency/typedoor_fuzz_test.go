@@ -287,7 +287,7 @@ var doorCases = []doorCase{
 		build:   handlerOf[doorWeather](),
 		project: projectOf(func(v *doorWeather) any { return []any{v.ID, v.Temp.F} }),
 		names:   []string{"id", "temp", "c", "f"},
-		seeds:   [][2]string{{`{"id":"a","temp":{"c":100,"f":1}}`, `{"id":"a","temp":{"c":0,"f":1}}`}},
+		seeds:   [][2]string{{`{"id":"a","temp":{"c":100,"f":1}}`, `{"id":"a","temp":{"c":0,"f":1}}`}, {`{"id":"a","temp":{}}`, `{"id":"a"}`}, {`{"id":"a","temp":null}`, `{"id":"a"}`}},
 	},
 	{
 		name: "values that decode themselves, in a map and behind a pointer", key: "id", validation: "[all.x.f, ptr.f]",
