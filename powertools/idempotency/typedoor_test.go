@@ -36,7 +36,7 @@ func outcome(err error, ran bool) string {
 		return "conflict"
 	case isA[*idempotency.MissingKeyError](err):
 		return "missing"
-	case isA[*json.UnmarshalTypeError](err):
+	case isA[*idempotency.UndecodableEventError](err):
 		return "undecodable"
 	}
 	return err.Error()
