@@ -306,7 +306,7 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 	if e.validation != nil {
 		e.exprs = append(e.exprs, e.validation)
 	}
-	if e.types, err = planDoor(in, kind, o.compat, e.keyExpr, e.validation, bad); err != nil {
+	if e.types, err = planDoor(in, kind, o.compat, e.keyExpr, e.validation, jopts, bad); err != nil {
 		return nil, err
 	}
 	if e.types != nil {

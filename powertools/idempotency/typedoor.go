@@ -25,12 +25,16 @@ type typeDoor struct {
 	// indexes, so that a read that follows paths still decodes only what
 	// they select ("@" only for a plan that must read the event whole).
 	probes []*jmespath.Expression
+	// compile compiles a probe as the expressions are compiled: within
+	// their decoding budget.
+	compile func(string) *jmespath.Expression
 }
 
 // planDoor returns the plans of a wrapper of kind over argument type in,
 // or nil when its expressions need none; a path that cannot be followed
-// is a *ConfigError given by bad.
-func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, validation *jmespath.Expression, bad func(option string, err error) error) (*typeDoor, error) {
+// is a *ConfigError given by bad. The plans' own expressions are compiled
+// with jopts, as the key and the validation are.
+func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, validation *jmespath.Expression, jopts []jmespath.Option, bad func(option string, err error) error) (*typeDoor, error) {
 	if in == nil {
 		return nil, nil
 	}
@@ -38,7 +42,13 @@ func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, vali
 	if kind == funcKind {
 		view = encodedView
 	}
-	d := &typeDoor{compat: compat != OwnFormat}
+	d := &typeDoor{compat: compat != OwnFormat, compile: func(text string) *jmespath.Expression {
+		x, err := jmespath.Compile(text, jopts...)
+		if err != nil {
+			panic(err) // a path of members and indexes, rendered here, always compiles
+		}
+		return x
+	}}
 	var err error
 	if d.key, err = planTypes(key, in, view, false); err != nil {
 		return nil, bad("WithEventKey", fmt.Errorf("%s: %w", key, err))
@@ -78,9 +88,13 @@ func (d *typeDoor) anchor(p *typePlan) {
 	}
 	for i := range p.nulls {
 		// Read only for a null, which is rare: not a probe.
-		p.nulls[i].holder = jmespath.MustCompile(render(p.nulls[i].at[:len(p.nulls[i].at)-1]))
+		p.nulls[i].holder = d.compile(render(p.nulls[i].at[:len(p.nulls[i].at)-1]))
 	}
 	if len(p.selves) > 0 {
+		whole := d.compile("@")
+		for i := range p.selves {
+			p.selves[i].read = whole
+		}
 		// A self lies on the way to a place the expression reads: within
 		// ends before it, in what holds it, where an absent self (which
 		// its type never sees) differs from a null one (which it may).
@@ -110,7 +124,7 @@ func (d *typeDoor) probe(at []placeStep) int {
 			return i
 		}
 	}
-	d.probes = append(d.probes, jmespath.MustCompile(text))
+	d.probes = append(d.probes, d.compile(text))
 	return len(d.probes) - 1
 }
 

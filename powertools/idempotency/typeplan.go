@@ -64,6 +64,9 @@ type selfSite struct {
 	typ       reflect.Type // the type whose method decodes the value
 	nullSkips bool         // a null leaves a nil pointer: the method never sees it
 	path      string       // for errors
+	// read reads json.Marshal's writing of what the type decoded, as the
+	// event is read: strictly, within the decoding budget.
+	read *jmespath.Expression
 }
 
 type nullSlot struct {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gopowertools/lambda/internal/exprpath"
 	"github.com/gopowertools/lambda/internal/keyformat"
-	"github.com/gopowertools/lambda/internal/strictjson"
 )
 
 // This file carries out, on each event, what a typePlan says: from the
@@ -189,7 +188,7 @@ func (s *selfSite) decode(v any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s, decoded into %v, does not encode: %w", s.path, s.typ, err)
 	}
-	return strictjson.Decode(out, nil)
+	return s.read.SearchJSON(out)
 }
 
 // selected reports whether the result value holds null at n's slot.
