@@ -1,7 +1,6 @@
 package idempotency_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,15 +147,16 @@ func entryOf[K comparable, V any](m map[K]V, k K) entry {
 }
 
 // rawValue is a json.RawMessage for a projection: text the handler
-// decodes itself, compared as the JSON value it holds (nil: none).
+// decodes itself, compared as the value encoding/json gives it (numbers
+// as float64), as a handler that decodes it into its own types reads it
+// (nil: none). A Powertools mode hashes the spellings of one double
+// alike (0 and -0, 1.0 and 1.00), as Powertools does.
 func rawValue(r json.RawMessage) any {
 	if r == nil {
 		return entry{}
 	}
-	d := json.NewDecoder(bytes.NewReader(r))
-	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
+	if err := json.Unmarshal(r, &v); err != nil {
 		return fmt.Sprintf("undecodable %s", r)
 	}
 	return entry{true, v}
