@@ -3,8 +3,8 @@
 // Python (../python) and TypeScript (../node), against one moto server and
 // on an in-memory store, and writes the table into the section "## Side by
 // side with Powertools" of docs/benchmarks.md; and on one Valkey server,
-// into the section "## Side by side with Powertools on Redis (Valkey)"
-// (redis.go). `make bench-compare` runs it with the servers up:
+// into the section "## Side by side with Powertools on Redis (Valkey)".
+// `make bench-compare` runs it with the servers up:
 //
 //	go run ./powertools/compare -root .. [-sections dynamodb,redis] [-n-dynamodb 200] [-n-memory 20000]
 //		[-n-redis 2000] [-n-redis-cache 20000] [-repeat 3] [-doc FILE] [-impls go,python,typescript]
@@ -12,7 +12,7 @@
 //
 // Every DynamoDB request goes through internal/testing/faultproxy, with no fault,
 // which counts them: requests per call are measured, not assumed. Redis
-// commands are counted at the server (redis.go). Each measurement is its
+// commands are counted at the server. Each measurement is its
 // own process; only the N measured calls are timed, after the process has
 // prepared (see gobench's doc). On each path the implementations take
 // turns, one run each, round after round, so that a change in the

@@ -20,23 +20,3 @@ func TestMonitorCommand(t *testing.T) {
 		}
 	}
 }
-
-func TestCPUVerdict(t *testing.T) {
-	tests := []struct {
-		name                string
-		ours, theirs, floor float64
-		hasFloor, wantMet   bool
-	}{
-		{"a tenth", 10, 100, 9, true, true},
-		{"a tenth, no floor", 2, 25, 0, false, true},
-		{"over a tenth, no floor", 3, 25, 0, false, false},
-		{"floor under a tenth", 15, 100, 9, true, false},
-		{"floor over a tenth, ours within 10 %", 22, 100, 20, true, true},
-		{"floor over a tenth, ours 15 % over it", 23, 100, 20, true, false},
-	}
-	for _, tt := range tests {
-		if _, met := cpuVerdict(tt.ours, tt.theirs, tt.floor, tt.hasFloor); met != tt.wantMet {
-			t.Errorf("%s: cpuVerdict(%v, %v, %v, %v) met = %v, want %v", tt.name, tt.ours, tt.theirs, tt.floor, tt.hasFloor, met, tt.wantMet)
-		}
-	}
-}

@@ -9,14 +9,6 @@ import (
 	"time"
 )
 
-// The CPU target on Redis (issue 16): at least 10 times less CPU per call
-// than each Powertools or, where the floor (go-redis alone) already costs
-// more than a tenth of theirs, within floorMargin of the floor.
-const (
-	targetRatio = 10
-	floorMargin = 0.10
-)
-
 func renderRedis(rows []row, n, nCache, repeat int, server string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -46,14 +38,11 @@ func renderRedis(rows []row, n, nCache, repeat int, server string) string {
 	w("no part of the library: what a Go function on go-redis pays with no idempotency. A duplicate runs no handler,\n")
 	w("so on that path it is the row above.\n\n")
 
-	w("CPU per call, Powertools ÷ ours, and ours ÷ the floors. The target, for each Powertools: at least %d times less\n", targetRatio)
-	w("CPU per call; or, where the floor alone costs more than a tenth of theirs, at most %.0f %% above the floor.\n", 100*floorMargin)
-	w("The verdicts take go-redis alone as the floor, as the target is set; the column \"Go ÷ floor with the\n")
-	w("handler\" divides by %q instead.\n", handlerName)
-	w("Round trips: never more than theirs.\n\n")
-	w("| path | Python ÷ Go | TypeScript ÷ Go | Go ÷ floor | Go ÷ floor with the handler | against Python | against TypeScript | round trips at most theirs |\n")
-	w("|---|---:|---:|---:|---:|---|---|---|\n")
-	var missed, moreTrips []string
+	w("CPU per call, Powertools ÷ ours, and ours ÷ the floors: \"Go ÷ floor\" divides by go-redis alone, \"Go ÷ floor\n")
+	w("with the handler\" by %q. Round trips: never more than theirs.\n\n", handlerName)
+	w("| path | Python ÷ Go | TypeScript ÷ Go | Go ÷ floor | Go ÷ floor with the handler | round trips at most theirs |\n")
+	w("|---|---:|---:|---:|---:|---|\n")
+	var moreTrips []string
 	for _, r := range rows {
 		if r.impl != ourName {
 			continue
@@ -73,36 +62,24 @@ func renderRedis(rows []row, n, nCache, repeat int, server string) string {
 			ofHandler = fmt.Sprintf("%.2f", r.cpuMicros/h.cpuMicros)
 		}
 		fewer := true
-		var verdicts []string
 		for _, name := range []string{pythonName, tsName} {
-			o := others[name]
-			if r.reqPerCall > o.reqPerCall {
+			if r.reqPerCall > others[name].reqPerCall {
 				fewer = false
 			}
-			v, ok := cpuVerdict(r.cpuMicros, o.cpuMicros, floor.cpuMicros, hasFloor)
-			if !ok {
-				missed = append(missed, fmt.Sprintf("%s against %s", scenarioNames[r.scenario], name))
-			}
-			verdicts = append(verdicts, v)
 		}
 		trips := "yes"
 		if !fewer {
 			trips = "**no**"
 			moreTrips = append(moreTrips, scenarioNames[r.scenario])
 		}
-		w("| %s | %.1f | %.1f | %s | %s | %s | %s | %s |\n", scenarioNames[r.scenario],
-			others[pythonName].cpuMicros/r.cpuMicros, others[tsName].cpuMicros/r.cpuMicros, ofFloor, ofHandler, verdicts[0], verdicts[1], trips)
+		w("| %s | %.1f | %.1f | %s | %s | %s |\n", scenarioNames[r.scenario],
+			others[pythonName].cpuMicros/r.cpuMicros, others[tsName].cpuMicros/r.cpuMicros, ofFloor, ofHandler, trips)
 	}
 	w("\n")
 	if len(moreTrips) == 0 {
 		w("Round trips: at most Powertools' on every path, as counted by the server.\n")
 	} else {
 		w("Round trips: **more than Powertools' on %s**.\n", strings.Join(moreTrips, "; "))
-	}
-	if len(missed) == 0 {
-		w("CPU: the target is met on every path in this run.\n")
-	} else {
-		w("CPU: the target is **missed on %s** in this run.\n", strings.Join(missed, "; "))
 	}
 	w("\nVersions:\n\n")
 	seen := map[string]bool{}
@@ -120,24 +97,6 @@ func renderRedis(rows []row, n, nCache, repeat int, server string) string {
 	w("bench/powertools/install.sh (%s). `make bench-compare` runs it with `-root ..` alone: both sections,\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	w("with the defaults.\n\n")
 	return b.String()
-}
-
-// cpuVerdict says whether ours meets the CPU target against theirs, with
-// the floor when there is one, and how.
-func cpuVerdict(ours, theirs, floor float64, hasFloor bool) (string, bool) {
-	tenth := theirs / targetRatio
-	switch {
-	case ours <= tenth:
-		return fmt.Sprintf("met: %.1f× less", theirs/ours), true
-	case !hasFloor:
-		return fmt.Sprintf("**missed**: %.1f× less, no floor", theirs/ours), false
-	case floor <= tenth:
-		return fmt.Sprintf("**missed**: %.1f× less, and the floor is under a tenth (%.1f µs)", theirs/ours, tenth), false
-	case ours <= floor*(1+floorMargin):
-		return fmt.Sprintf("met at the floor: a tenth is %.1f µs, the floor %.1f µs, ours %+.0f %%", tenth, floor, 100*(ours/floor-1)), true
-	default:
-		return fmt.Sprintf("**missed**: a tenth is %.1f µs, the floor %.1f µs, ours %+.0f %% over it", tenth, floor, 100*(ours/floor-1)), false
-	}
 }
 
 // commandList is "EVALSHA 2.00" or "SET 1.00, GET 1.00": the commands per
