@@ -40,8 +40,7 @@ func writtenMetrics(t *testing.T) map[string]emfDirective {
 	opts := []idempotency.Option{
 		idempotency.WithEventKey("id"),
 		idempotency.WithPayloadValidation("v"),
-		idempotency.WithMetrics(&docs),
-		idempotency.WithMetricsNamespace("Idempotency"),
+		idempotency.WithCloudWatchMetrics(&docs, "Idempotency"),
 		idempotency.WithClock(func() time.Time { return clock }),
 		idempotency.WithLease(time.Minute),
 		idempotency.WithLogger(discard),

@@ -1,6 +1,7 @@
 // Package emf writes CloudWatch embedded metric format (EMF) documents:
 // the JSON log lines from which CloudWatch Logs extracts metrics, here the
-// idempotency package's (WithMetrics). Package emftest checks them.
+// idempotency package's (WithCloudWatchMetrics). Package emftest checks
+// them.
 package emf
 
 import (

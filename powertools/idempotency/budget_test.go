@@ -18,16 +18,16 @@ import (
 )
 
 // The tests in this file hold an invocation's reading of its request to
-// its decoding budget (WithDecodeLimit): whatever a producer writes, what
+// its decoding budget (jmespath.WithDecodeLimit): whatever a producer writes, what
 // one Invoke allocates stays within budgetMultiple times the limit, plus
 // budgetSlack for the invocation's own records and the handler's copy of
 // a small event.
 
 const (
-	// defaultLimit is the limit a user gets without WithDecodeLimit.
+	// defaultLimit is the limit a user gets without jmespath.WithDecodeLimit.
 	defaultLimit = 16 << 20
 	// budgetMultiple is the multiple of the limit that docs/security.md
-	// and WithDecodeLimit state.
+	// and jmespath.WithDecodeLimit state.
 	budgetMultiple = 3
 	budgetSlack    = 256 << 10
 )
@@ -111,7 +111,7 @@ func withLimit(limit int) []idempotency.Option {
 	if limit == defaultLimit {
 		return nil
 	}
-	return []idempotency.Option{idempotency.WithDecodeLimit(limit)}
+	return []idempotency.Option{idempotency.WithJMESPath(jmespath.WithDecodeLimit(limit))}
 }
 
 // TestBudgetKinesisDocument sends, under the key that the docs show for

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -33,8 +34,9 @@ type options struct {
 	replayOut                  reflect.Type // the Out of WithReplayHook's function
 	reconcile                  reconcileFunc
 	reconcileOut               reflect.Type // the Out of WithReconcile's function
-	functions                  []jmespath.Function
-	decodeLimit                int // 0: jmespath's default
+	jmespath                   []jmespath.Option
+	functions                  []jmespath.Function // deprecated WithJMESPathFunctions
+	decodeLimit                int                 // deprecated WithDecodeLimit; 0: jmespath's default
 	observer                   func(context.Context, Observation)
 	useNumber, disallowUnknown bool
 	clock                      func() time.Time
@@ -46,8 +48,8 @@ type options struct {
 	abandon                    AbandonPolicy
 	wait                       bool
 	leaseBeyond                time.Duration
-	metrics                    io.Writer // nil: off
-	namespace                  string
+	metrics                    io.Writer // nil: off; settingMetrics
+	namespace                  string    // settingNamespace
 	outcomeLog                 bool
 	former                     formerValidation // an adapter's, replaced by its default
 
@@ -81,13 +83,24 @@ type source struct {
 }
 
 // set records that the option named option was applied.
-func (o *options) set(option string) {
+func (o *options) set(option string) { o.setting(option, option) }
+
+// setting records that option set the setting named key, which is the
+// option's own name but for the two settings of WithCloudWatchMetrics.
+func (o *options) setting(key, option string) {
 	if o.given == nil {
 		return // a scan for WithDefaults and WithEnvironment
 	}
-	o.given[option] = source{name: cmp.Or(o.variable, option), level: o.level}
-	delete(o.errs, option)
+	o.given[key] = source{name: cmp.Or(o.variable, option), level: o.level}
+	delete(o.errs, key)
 }
+
+// The two settings of WithCloudWatchMetrics, the writer and the namespace,
+// which variables give apart.
+const (
+	settingMetrics   = "WithCloudWatchMetrics"
+	settingNamespace = "WithCloudWatchMetrics(namespace)"
+)
 
 // isSet reports whether option was given at any level, and by whom.
 func (o *options) isSet(option string) (source, bool) {
@@ -274,7 +287,10 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 		warnDisabled(e.log(), dev)
 	}
 
-	var jopts []jmespath.Option
+	if _, err := jmespath.Compile("@", o.jmespath...); err != nil {
+		return nil, bad("WithJMESPath", err)
+	}
+	jopts := slices.Clone(o.jmespath)
 	if len(o.functions) > 0 {
 		jopts = append(jopts, jmespath.WithFunctions(o.functions...))
 	}

@@ -32,7 +32,7 @@
 // text that could be read two ways: names that encoding/json would take
 // for one, anywhere; a case variant of a name an expression looks up;
 // invalid UTF-8; a request that decodes past the invocation's budget
-// ([WithDecodeLimit]).
+// (jmespath.WithDecodeLimit, given to [WithJMESPath]).
 // docs/security.md states the rules. Such a request, or one on which an
 // expression fails (powertools_json on a body that is not JSON), gets an
 // [*InvalidEventError] on every call, replays included; an expression that
@@ -79,8 +79,9 @@
 // some can be given by an environment variable instead, read once when
 // the wrapper is built. docs/configuration.md lists them, with the one
 // order in which options and variables apply (see [Option]). Metrics and
-// a log line per invocation ([WithMetrics], [WithOutcomeLog]) are off by
-// default; they and [WithObserver] hear of each invocation's [Outcome].
+// a log line per invocation ([WithCloudWatchMetrics], [WithOutcomeLog])
+// are off by default; they and [WithObserver] hear of each invocation's
+// [Outcome].
 //
 // The module has one rule for options: the middleware and what wraps it
 // (this package, httpapi, batch, responsestore) take With… functions; a

@@ -53,7 +53,6 @@ var spellings = map[string]func(value string) (Option, error){
 	"WithAbandonPolicy":       parsed(parseAbandonPolicy, WithAbandonPolicy),
 	"WithWaitForInProgress":   parsed(parseBool, WithWaitForInProgress),
 	"WithLeaseBeyondDeadline": parsed(parseDuration, WithLeaseBeyondDeadline),
-	"WithMetricsNamespace":    text(WithMetricsNamespace),
 	"WithOutcomeLog":          parsed(parseBool, WithOutcomeLog),
 }
 
@@ -108,22 +107,25 @@ var variables = []variable{
 	{envAbandonPolicy, "WithAbandonPolicy", false, nil},
 	{envWait, "WithWaitForInProgress", false, nil},
 	{envLeaseBeyond, "WithLeaseBeyondDeadline", false, nil},
-	// The metrics' switches, whose values are not a writer's spelling.
-	{envMetrics, "WithMetrics", true, func(v string) (Option, error) {
+	// The metrics' switches, whose values are not a writer's spelling,
+	// and their namespace, which the switches leave as it is.
+	{envMetrics, settingMetrics, true, func(v string) (Option, error) {
 		on, err := parseBool(v)
 		if on {
-			return WithMetrics(os.Stdout), err
+			return WithCloudWatchMetrics(os.Stdout, ""), err
 		}
-		return WithMetrics(nil), err
+		return WithCloudWatchMetrics(nil, ""), err
 	}},
-	{envMetricsDisabled, "WithMetrics", false, func(v string) (Option, error) {
+	{envMetricsDisabled, settingMetrics, false, func(v string) (Option, error) {
 		off, err := parseBool(v)
 		if !off {
 			return func(*options) {}, err
 		}
-		return WithMetrics(nil), err
+		return WithCloudWatchMetrics(nil, ""), err
 	}},
-	{envMetricsNamespace, "WithMetricsNamespace", false, nil},
+	{envMetricsNamespace, settingNamespace, false, func(v string) (Option, error) {
+		return func(o *options) { o.namespace = v; o.setting(settingNamespace, envMetricsNamespace) }, nil
+	}},
 	{envOutcomeLog, "WithOutcomeLog", true, nil},
 }
 

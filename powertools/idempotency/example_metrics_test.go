@@ -17,7 +17,7 @@ import (
 // setting POWERTOOLS_IDEMPOTENCY_METRICS=true does the same without code,
 // and the dimensions include FunctionName. (The clock is fixed so that the
 // output is too.)
-func ExampleWithMetrics() {
+func ExampleWithCloudWatchMetrics() {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := idempotency.Wrap(idempotencytest.NewStore(),
 		func(ctx context.Context, o order) (receipt, error) {
@@ -25,8 +25,7 @@ func ExampleWithMetrics() {
 		},
 		idempotency.WithKeyPrefix("orders"),
 		idempotency.WithEventKey("order_id"),
-		idempotency.WithMetrics(os.Stdout),
-		idempotency.WithMetricsNamespace("Shop"), // default: POWERTOOLS_METRICS_NAMESPACE
+		idempotency.WithCloudWatchMetrics(os.Stdout, "Shop"), // "": POWERTOOLS_METRICS_NAMESPACE
 		idempotency.WithClock(func() time.Time { return now }),
 	)
 

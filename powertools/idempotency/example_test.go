@@ -105,7 +105,7 @@ func ExampleKeyFromContext() {
 
 // A custom JMESPath function in the key expression: order ids that differ
 // only in case are one order.
-func ExampleWithJMESPathFunctions() {
+func ExampleWithJMESPath() {
 	lower := jmespath.Function{
 		Name:   "lower",
 		Params: []jmespath.Param{{Types: jmespath.TypeString}},
@@ -119,7 +119,7 @@ func ExampleWithJMESPathFunctions() {
 		},
 		idempotency.WithKeyPrefix("payments"),
 		idempotency.WithEventKey("lower(id)"),
-		idempotency.WithJMESPathFunctions(lower),
+		idempotency.WithJMESPath(jmespath.WithFunctions(lower)),
 	)
 	for _, event := range []string{`{"id":"ORD-1"}`, `{"id":"ord-1"}`} {
 		out, err := h.Invoke(context.Background(), []byte(event))

@@ -30,7 +30,7 @@ func TestJMESPathFunctions(t *testing.T) {
 			name = "environment"
 		}
 		t.Run(name, func(t *testing.T) {
-			opts := []idempotency.Option{idempotency.WithKeyPrefix(prefix), idempotency.WithJMESPathFunctions(lower)}
+			opts := []idempotency.Option{idempotency.WithKeyPrefix(prefix), idempotency.WithJMESPath(jmespath.WithFunctions(lower))}
 			if fromEnv {
 				setEnv(t, map[string]string{"POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH": "lower(order_id)"})
 			} else {
@@ -81,7 +81,7 @@ func TestFunctionTextNotUTF8Refused(t *testing.T) {
 			t.Run(compat.String()+" "+expr, func(t *testing.T) {
 				var e echo
 				h := idempotency.Wrap(untouchedStore{t}, e.handle, idempotency.WithKeyPrefix(prefix), idempotency.WithCompatibility(compat),
-					idempotency.WithJMESPathFunctions(unhex), idempotency.WithEventKey(expr))
+					idempotency.WithJMESPath(jmespath.WithFunctions(unhex)), idempotency.WithEventKey(expr))
 				for _, event := range []string{`{"id":"ff01"}`, `{"id":"fe01"}`} {
 					_, err := h.Invoke(context.Background(), []byte(event))
 					if ie, ok := errors.AsType[*idempotency.InvalidEventError](err); !ok || ie.Expression != expr {
@@ -97,7 +97,7 @@ func TestFunctionTextNotUTF8Refused(t *testing.T) {
 	// Text that is UTF-8 is keyed.
 	var e echo
 	h := idempotency.Wrap(idempotencytest.NewStore(), e.handle, idempotency.WithKeyPrefix(prefix),
-		idempotency.WithJMESPathFunctions(unhex), idempotency.WithEventKey("unhex(id)"))
+		idempotency.WithJMESPath(jmespath.WithFunctions(unhex)), idempotency.WithEventKey("unhex(id)"))
 	if _, err := h.Invoke(context.Background(), []byte(`{"id":"c3a9"}`)); err != nil {
 		t.Errorf("é: %v", err)
 	}

@@ -98,7 +98,7 @@ func TestMetricsOutcomes(t *testing.T) {
 				idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { observed = append(observed, o) }),
 				idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithClock(clock.Now),
 				idempotency.WithLogger(slog.New(logs)),
-				idempotency.WithMetrics(out), idempotency.WithMetricsNamespace("Shop/Orders"), idempotency.WithOutcomeLog(true),
+				idempotency.WithCloudWatchMetrics(out, "Shop/Orders"), idempotency.WithOutcomeLog(true),
 			}, tc.opts...)
 			h := idempotency.Wrap(store, handler, opts...)
 			for _, ev := range tc.seed {
@@ -166,7 +166,7 @@ func TestMetricsValues(t *testing.T) {
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(_ context.Context, o order) (receipt, error) {
 		clock.Advance(1500 * time.Millisecond)
 		return receipt{OrderID: o.OrderID}, nil
-	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithClock(clock.Now), idempotency.WithMetrics(out))
+	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithClock(clock.Now), idempotency.WithCloudWatchMetrics(out, ""))
 	h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`))
 	first := clock.Now()
 	clock.Advance(90 * time.Second)
@@ -199,7 +199,7 @@ func TestMetricsConcurrent(t *testing.T) {
 	out := &unsafeWrites{}
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(_ context.Context, o order) (receipt, error) {
 		return receipt{OrderID: o.OrderID}, nil
-	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithMetrics(out))
+	}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithCloudWatchMetrics(out, ""))
 	const goroutines, each = 8, 25
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -235,7 +235,8 @@ func TestMetricsConcurrent(t *testing.T) {
 // option or variable, and only when it is used.
 func TestMetricsConfig(t *testing.T) {
 	withPrefix := idempotency.WithKeyPrefix(prefix)
-	metricsOn := idempotency.WithMetrics(&writes{})
+	metricsOn := idempotency.WithCloudWatchMetrics(&writes{}, "")
+	namespace := func(ns string) idempotency.Option { return idempotency.WithCloudWatchMetrics(&writes{}, ns) }
 	configErr := func(name string) func(error) bool {
 		return func(err error) bool {
 			ce, ok := errors.AsType[*idempotency.ConfigError](err)
@@ -249,15 +250,16 @@ func TestMetricsConfig(t *testing.T) {
 		opts []idempotency.Option
 		want func(error) bool
 	}{
-		{"a namespace of AWS", nil, []idempotency.Option{withPrefix, metricsOn, idempotency.WithMetricsNamespace("AWS/Lambda")}, configErr("WithMetricsNamespace")},
-		{"an empty namespace", nil, []idempotency.Option{withPrefix, metricsOn, idempotency.WithMetricsNamespace("")}, configErr("WithMetricsNamespace")},
-		{"a namespace of 256 characters", nil, []idempotency.Option{withPrefix, metricsOn, idempotency.WithMetricsNamespace(strings.Repeat("n", 256))}, configErr("WithMetricsNamespace")},
+		{"a namespace of AWS", nil, []idempotency.Option{withPrefix, namespace("AWS/Lambda")}, configErr("WithCloudWatchMetrics")},
+		{"a namespace of 256 characters", nil, []idempotency.Option{withPrefix, namespace(strings.Repeat("n", 256))}, configErr("WithCloudWatchMetrics")},
+		{"an empty namespace in the environment", map[string]string{"POWERTOOLS_METRICS_NAMESPACE": ""}, []idempotency.Option{withPrefix, metricsOn}, ok},
 		{"a namespace with a comma in the environment", map[string]string{"POWERTOOLS_METRICS_NAMESPACE": "a,b"}, []idempotency.Option{withPrefix, metricsOn}, configErr("POWERTOOLS_METRICS_NAMESPACE")},
-		{"a bad namespace, metrics off", nil, []idempotency.Option{withPrefix, idempotency.WithMetricsNamespace("AWS/Lambda")}, ok},
-		{"a bad namespace in the environment, overridden", map[string]string{"POWERTOOLS_METRICS_NAMESPACE": "a,b"}, []idempotency.Option{withPrefix, metricsOn, idempotency.WithMetricsNamespace("Shop")}, ok},
-		{"a key prefix too long for a dimension", nil, []idempotency.Option{metricsOn, idempotency.WithKeyPrefix(strings.Repeat("p", 1025))}, configErr("WithMetrics")},
+		{"a bad namespace, metrics off", nil, []idempotency.Option{withPrefix, idempotency.WithCloudWatchMetrics(nil, "AWS/Lambda")}, ok},
+		{"a bad namespace in the environment, overridden", map[string]string{"POWERTOOLS_METRICS_NAMESPACE": "a,b"}, []idempotency.Option{withPrefix, namespace("Shop")}, ok},
+		{"a bad namespace in the environment, metrics in WithDefaults", map[string]string{"POWERTOOLS_METRICS_NAMESPACE": "a,b"}, []idempotency.Option{withPrefix, idempotency.WithDefaults(namespace("Shop"))}, configErr("POWERTOOLS_METRICS_NAMESPACE")},
+		{"a key prefix too long for a dimension", nil, []idempotency.Option{metricsOn, idempotency.WithKeyPrefix(strings.Repeat("p", 1025))}, configErr("WithCloudWatchMetrics")},
 		{"metrics not a boolean", map[string]string{"POWERTOOLS_IDEMPOTENCY_METRICS": "maybe"}, []idempotency.Option{withPrefix}, configErr("POWERTOOLS_IDEMPOTENCY_METRICS")},
-		{"metrics not a boolean, overridden", map[string]string{"POWERTOOLS_IDEMPOTENCY_METRICS": "maybe"}, []idempotency.Option{withPrefix, idempotency.WithMetrics(nil)}, ok},
+		{"metrics not a boolean, overridden", map[string]string{"POWERTOOLS_IDEMPOTENCY_METRICS": "maybe"}, []idempotency.Option{withPrefix, idempotency.WithCloudWatchMetrics(nil, "")}, ok},
 		{"metrics disabled not a boolean", map[string]string{"POWERTOOLS_METRICS_DISABLED": "maybe"}, []idempotency.Option{withPrefix}, configErr("POWERTOOLS_METRICS_DISABLED")},
 		{"the outcome log not a boolean", map[string]string{"POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME": "maybe"}, []idempotency.Option{withPrefix}, configErr("POWERTOOLS_IDEMPOTENCY_LOG_OUTCOME")},
 		// A disabled handler needs no prefix, with metrics on or not.

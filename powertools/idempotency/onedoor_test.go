@@ -256,7 +256,7 @@ func TestDecodeLimit(t *testing.T) {
 		limit int
 	}{
 		{"default limit", nil, 16 << 20},
-		{"WithDecodeLimit 1 MiB", []idempotency.Option{idempotency.WithDecodeLimit(1 << 20)}, 1 << 20},
+		{"a limit of 1 MiB", []idempotency.Option{idempotency.WithJMESPath(jmespath.WithDecodeLimit(1 << 20))}, 1 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := idempotencytest.NewStore()
@@ -293,9 +293,9 @@ func TestDecodeLimit(t *testing.T) {
 func TestDecodeLimitNotAboveZero(t *testing.T) {
 	for _, n := range []int{-1} {
 		_, err := idempotency.New(idempotencytest.NewStore(), func(context.Context, json.RawMessage) (string, error) { return "", nil },
-			idempotency.WithKeyPrefix("p"), idempotency.WithDecodeLimit(n))
-		if e, ok := errors.AsType[*idempotency.ConfigError](err); !ok || e.Name != "WithDecodeLimit" {
-			t.Errorf("WithDecodeLimit(%d): %v, want a *ConfigError naming it", n, err)
+			idempotency.WithKeyPrefix("p"), idempotency.WithJMESPath(jmespath.WithDecodeLimit(n)))
+		if e, ok := errors.AsType[*idempotency.ConfigError](err); !ok || e.Name != "WithJMESPath" {
+			t.Errorf("WithJMESPath(jmespath.WithDecodeLimit(%d)): %v, want a *ConfigError naming WithJMESPath", n, err)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func (e *engine) observers(o *options, bad func(string, error) error) (func(cont
 	var metrics *emf.Writer
 	if o.metrics != nil {
 		if err := emf.CheckNamespace(o.namespace); err != nil {
-			return nil, bad("WithMetricsNamespace", err)
+			return nil, bad(settingNamespace, err)
 		}
 		var dims []emf.Dimension
 		if fn := o.getenv(envFunctionName); fn != "" {
@@ -110,7 +110,7 @@ func (e *engine) observers(o *options, bad func(string, error) error) (func(cont
 		dims = append(dims, emf.Dimension{Name: "KeyPrefix", Value: e.prefix})
 		var err error
 		if metrics, err = emf.NewWriter(o.metrics, o.namespace, dims...); err != nil {
-			return nil, bad("WithMetrics", err)
+			return nil, bad(settingMetrics, err)
 		}
 	}
 	user, logOutcome := o.observer, o.outcomeLog

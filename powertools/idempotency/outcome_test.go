@@ -221,7 +221,7 @@ func TestObserverHandlerDuration(t *testing.T) {
 	f = newFixture(t, func(_ context.Context, o order) (receipt, error) {
 		f.clock.Advance(250 * time.Millisecond) // the handler's work
 		return receipt{OrderID: o.OrderID}, nil
-	}, idempotency.WithMetrics(&metrics),
+	}, idempotency.WithCloudWatchMetrics(&metrics, ""),
 		idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o) }))
 	for range 2 {
 		if _, err := f.invoke(t, `{"order_id":"o-1"}`); err != nil {

@@ -65,9 +65,9 @@ func TestPrecedence(t *testing.T) {
 			}},
 		{envPythonHandler, func(v string) Option { return WithPythonHandler(v) }, [3]string{"a.b", "c.d", "e.f"}, "",
 			func(o *options) string { return o.pythonHandler }},
-		{envMetrics, func(v string) Option { return WithMetrics(writers[v]) }, [3]string{"code", "true", "default"}, "off",
+		{envMetrics, func(v string) Option { return WithCloudWatchMetrics(writers[v], "") }, [3]string{"code", "true", "default"}, "off",
 			func(o *options) string { return writerName(o.metrics) }},
-		{envMetricsNamespace, func(v string) Option { return WithMetricsNamespace(v) }, [3]string{"Code", "Env", "Default"}, "default_namespace",
+		{envMetricsNamespace, func(v string) Option { return WithCloudWatchMetrics(nil, v) }, [3]string{"Code", "Env", "Default"}, "default_namespace",
 			func(o *options) string { return o.namespace }},
 		{envOutcomeLog, func(v string) Option { return WithOutcomeLog(v == "true") }, [3]string{"true", "false", "true"}, "false",
 			func(o *options) string { return fmt.Sprint(o.outcomeLog) }},
@@ -139,11 +139,11 @@ func TestMetricsDisabledVariable(t *testing.T) {
 		want              io.Writer
 	}{
 		{"true", "true", nil, nil},
-		{"true", "", []Option{WithDefaults(WithMetrics(def))}, nil},
-		{"true", "true", []Option{WithMetrics(code)}, code},
+		{"true", "", []Option{WithDefaults(WithCloudWatchMetrics(def, ""))}, nil},
+		{"true", "true", []Option{WithCloudWatchMetrics(code, "")}, code},
 		{"false", "", nil, nil},
 		{"false", "true", nil, os.Stdout},
-		{"false", "", []Option{WithDefaults(WithMetrics(def))}, def},
+		{"false", "", []Option{WithDefaults(WithCloudWatchMetrics(def, ""))}, def},
 	}
 	for _, tc := range tests {
 		opts := append(tc.opts, WithEnvironment(map[string]string{envMetricsDisabled: tc.disabled, envMetrics: tc.metrics}))
@@ -172,7 +172,7 @@ func TestBadVariable(t *testing.T) {
 		if ce, ok := err.(*ConfigError); !ok || ce.Name != v.name {
 			t.Errorf("%s: got %v, want a *ConfigError naming it", v.name, err)
 		}
-		if v.sets == "WithMetrics" {
+		if v.sets == settingMetrics {
 			continue
 		}
 		// An option given outright overrides the variable, unread.

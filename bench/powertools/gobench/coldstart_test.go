@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/gopowertools/lambda/dynamo"
+	"github.com/gopowertools/lambda/jmespath"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
 )
@@ -173,11 +174,10 @@ func buildEveryOption(ctx context.Context, cfg aws.Config) (*idempotency.Handler
 		idempotency.WithAbandonPolicy(idempotency.AbandonUncertain),
 		idempotency.WithWaitForInProgress(true),
 		idempotency.WithLocalCache(1000),
-		idempotency.WithDecodeLimit(1<<20),
+		idempotency.WithJMESPath(jmespath.WithDecodeLimit(1<<20)),
 		idempotency.WithLogger(log),
 		idempotency.WithOutcomeLog(true),
-		idempotency.WithMetrics(io.Discard),
-		idempotency.WithMetricsNamespace("bench"),
+		idempotency.WithCloudWatchMetrics(io.Discard, "bench"),
 		idempotency.WithObserver(func(context.Context, idempotency.Observation) {}),
 		idempotency.WithReconcile(func(context.Context, string) (reply, bool, error) { return reply{}, false, nil }),
 	)

@@ -19,10 +19,9 @@ var update = flag.Bool("update", false, "rewrite the default column of docs/conf
 
 // TestConfigurationDefaults checks that the options table of
 // docs/configuration.md has a row for every option of the idempotency
-// package, and that the row's default is the one the option's doc
-// comment states, the one place a default is written: run
-// `go test ./internal/testing/docstest -run TestConfigurationDefaults -update`
-// after changing a comment.
+// package that is not deprecated, and that the row's default is the one
+// the option's doc comment states, the one place a default is written:
+// run it with -update after changing a comment.
 func TestConfigurationDefaults(t *testing.T) {
 	defaults := optionDefaults(t, filepath.Join(testenv.RepoRoot(), "powertools", "idempotency"))
 	path := filepath.Join(testenv.RepoRoot(), "docs", "configuration.md")
@@ -66,9 +65,9 @@ func TestConfigurationDefaults(t *testing.T) {
 	}
 }
 
-// optionDefaults returns, by name, the "Default:" paragraph of the doc
-// comment of each option of the package in dir ("none" for WithDefaults,
-// which sets nothing of its own).
+// optionDefaults returns, by name, the "Default:" text that ends the doc
+// comment of each option of the package in dir that is not deprecated
+// ("none" for WithDefaults, which sets nothing of its own).
 func optionDefaults(t *testing.T, dir string) map[string]string {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -98,7 +97,7 @@ func optionDefaults(t *testing.T, dir string) map[string]string {
 	}
 	defaults := map[string]string{}
 	for _, f := range funcs {
-		if !ast.IsExported(f.Name) || !strings.HasPrefix(f.Name, "With") {
+		if !ast.IsExported(f.Name) || !strings.HasPrefix(f.Name, "With") || deprecated(f.Doc) {
 			continue
 		}
 		_, def, ok := strings.Cut(f.Doc, "Default: ")
@@ -116,6 +115,17 @@ func optionDefaults(t *testing.T, dir string) map[string]string {
 		t.Fatal("no options found in " + dir)
 	}
 	return defaults
+}
+
+// deprecated reports whether doc has a paragraph starting "Deprecated: ",
+// as Go's convention marks a name kept for one release.
+func deprecated(doc string) bool {
+	for _, para := range strings.Split(doc, "\n\n") {
+		if strings.HasPrefix(para, "Deprecated: ") {
+			return true
+		}
+	}
+	return false
 }
 
 // normalize drops what differs between a doc comment's text and the

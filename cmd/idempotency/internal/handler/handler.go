@@ -152,7 +152,7 @@ func New(f Function, now func() time.Time) (*Wrapper, error) {
 	}
 	probeOpts := append(opts,
 		idempotency.WithWaitForInProgress(false),
-		idempotency.WithMetrics(nil),
+		idempotency.WithCloudWatchMetrics(nil, ""),
 		idempotency.WithLogger(discard),
 		idempotency.WithClock(clock),
 		idempotency.WithObserver(observe),
