@@ -52,7 +52,7 @@ type Options struct {
 	// DataAttr holds Record.Response: S when it is valid UTF-8 (JSON
 	// always is), B otherwise; for an invocation in
 	// idempotency.PowertoolsTypeScript mode, DynamoDB's own types, as
-	// Powertools TypeScript keeps a response (typescript.go). Default
+	// Powertools TypeScript keeps a response. Default
 	// "data".
 	DataAttr string
 	// ValidationAttr holds Record.PayloadHash (S). Default "validation".

@@ -130,7 +130,7 @@ func newStore(t *testing.T, client *dynamodb.Client, opts ...func(*Options)) *St
 }
 
 // warm makes s read its table's description, as its first Acquire does
-// once (replicas.go), so that a test counts each path's own requests.
+// once, so that a test counts each path's own requests.
 func warm(t *testing.T, s *Store) {
 	t.Helper()
 	if err := s.checkTable(t.Context()); err != nil {

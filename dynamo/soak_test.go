@@ -28,7 +28,7 @@ import (
 
 // soakSettings are read from the environment, with the short run's
 // defaults. SOAK_SERVER (moto or dynalite, default moto) is read by
-// TestSoak itself.
+// the soak test itself.
 type soakSettings struct {
 	invocations int     // SOAK_INVOCATIONS, default 500
 	faultRate   float64 // SOAK_FAULT_RATE: the chance that a request gets a fault, default 0.06

@@ -27,7 +27,7 @@ var _ Client = (*dynamodb.Client)(nil)
 type Store struct {
 	client      Client
 	opts        Options
-	replication replication // read on the first Acquire (replicas.go)
+	replication replication // read on the first Acquire
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -124,8 +124,8 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 // [idempotency.ErrRecordTooLarge] without a request.
 //
 // When the handler staged writes on ctx (see [Stage]) and rec is COMPLETED,
-// Complete commits them with the record in one TransactWriteItems instead
-// (see commit.go); when they are not committed, or it cannot tell, it
+// Complete commits them with the record in one TransactWriteItems instead;
+// when they are not committed, or it cannot tell, it
 // returns an [*idempotency.CommitError].
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	if rec.Status == idempotency.StatusComplete {
@@ -151,7 +151,7 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 }
 
 // completePut builds Complete's write as a [types.Put], the element type of
-// TransactWriteItems, so that commit (commit.go) can send the COMPLETED
+// TransactWriteItems, so that commit can send the COMPLETED
 // record in the same transaction as the handler's staged writes.
 func (s *Store) completePut(ctx context.Context, rec *idempotency.Record) (types.Put, error) {
 	if rec.Key == "" {

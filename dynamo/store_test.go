@@ -47,7 +47,7 @@ func TestRequestCounts(t *testing.T) {
 					t.Fatalf("Acquire new = %+v, %v", existing, err)
 				}
 				// The first Acquire of a Store reads the table's
-				// description, once (replicas.go).
+				// description, once.
 				reqs.want(t, "Acquire of a new key", map[string]int{"DescribeTable": 1, "PutItem": 1})
 
 				dup := *rec

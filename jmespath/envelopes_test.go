@@ -20,8 +20,8 @@ import (
 // envelopeCases pairs every envelope with its fixture: testdata/events/<name>.json
 // is the event as Lambda delivers it and testdata/expected/<name>.json what the
 // envelope must return. Both are generated from testdata/templates/<name>.tmpl
-// by testdata/encode.go, because the base64 and gzip fields cannot be written
-// by hand.
+// by the generator in testdata, because the base64 and gzip fields cannot
+// be written by hand.
 var envelopeCases = []struct {
 	name     string
 	envelope string

@@ -54,7 +54,7 @@
 //
 // # Commands
 //
-// Each method is one EVALSHA, a round trip (scripts.go has the scripts):
+// Each method is one EVALSHA, a round trip:
 //
 //   - [Store.Acquire] returns the live record of the key, or writes rec
 //     when there is none; a record whose status or times cannot be read is

@@ -8,7 +8,7 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
-// The fields of a record's hash. The scripts (scripts.go) name status,
+// The fields of a record's hash. The scripts name status,
 // expiration, in_progress_expiration and lease_token themselves: change
 // them together.
 const (

@@ -8,9 +8,10 @@ import "github.com/redis/go-redis/v9"
 // the cluster node that owns the key. The client sends EVALSHA, and EVAL
 // when the server answers NOSCRIPT (redis.Script.Run).
 //
-// The field names are record.go's constants. A record's whole hash is
-// written at once (DEL, then HSET), so no field of the record it replaces
-// survives; then PEXPIRE gives it its TTL, when it has one.
+// The field names are the field constants (fieldStatus...). A record's
+// whole hash is written at once (DEL, then HSET), so no field of the
+// record it replaces survives; then PEXPIRE gives it its TTL, when it has
+// one.
 
 // prelude holds the functions the scripts share.
 const prelude = `

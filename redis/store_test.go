@@ -190,7 +190,8 @@ func TestRecordTooLarge(t *testing.T) {
 	}
 }
 
-// TestLayout: the hash and the TTL as doc.go describes them.
+// TestLayout: the hash and the TTL as the package documentation describes
+// them.
 func TestLayout(t *testing.T) {
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {

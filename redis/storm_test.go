@@ -16,8 +16,7 @@ import (
 // succeeds. This test checks it on each server with raw commands, SET NX
 // and a conditional EVAL like the store's, and no library code, so that a
 // concurrency test of the store that passes on a server means something
-// (internal/testing/testenv's TestConditionalPutStorm does the same for the
-// DynamoDB servers).
+// (internal/testing/testenv does the same for the DynamoDB servers).
 const (
 	stormRounds  = 20
 	stormWriters = 32

@@ -167,8 +167,6 @@ func TestForgetRacesCompletion(t *testing.T) {
 // comes first, a record is either deleted before it completed (and the
 // invocation finds its lease lost) or kept completed (and forget says it
 // changed); never is a completed response deleted.
-// TestForgetRacesCompletion puts the completion between forget's read and
-// its write.
 func TestForgetConcurrently(t *testing.T) {
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) { forgetConcurrently(t, srv.world(t)) })

@@ -145,8 +145,8 @@ func TestInspectTheExamples(t *testing.T) {
 }
 
 // TestInspectTheGettingStartedFunction: the function of
-// docs/getting-started.md (examples/minimal, whose template and main.go
-// the guide shows whole) gets an order id again with another amount:
+// docs/getting-started.md (examples/minimal, whose template and code the
+// guide shows whole) gets an order id again with another amount:
 // inspect, given the guide's template, says what the function answers,
 // the engine's *PayloadConflictError, not the stored response.
 func TestInspectTheGettingStartedFunction(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestTemplateDeclaresTheCode: template.yaml's Metadata.Idempotency
-// declares every option main.go gives idempotency.Wrap outright, with its
+// declares every option the function gives idempotency.Wrap outright, with its
 // value. Without PayloadValidation, `idempotency inspect` would tell an
 // operator that an order id reused with another amount gets the stored
 // response, where the function answers a *PayloadConflictError.

@@ -17,7 +17,7 @@ import (
 // TestGettingStartedInAModule follows docs/getting-started.md as a user
 // does, in a module of their own that reaches this repository only through
 // the guide's replace directive: its shell commands as shown, and this
-// folder's files, which TestDocsShowThisExample keeps equal to the guide's.
+// folder's files, which another test keeps equal to the guide's.
 // Its emulator part runs the built function against moto, as step 3 does.
 func TestGettingStartedInAModule(t *testing.T) {
 	guide := read(t, filepath.Join(testenv.RepoRoot(), "docs", "getting-started.md"))

@@ -2,7 +2,7 @@ package main
 
 // The end-to-end test: the orders function, built as Lambda runs it, under
 // the Runtime Interface Emulator, fed from a queue in moto server by a
-// stand-in for Lambda's event source mapping (esm_test.go), with its
+// stand-in for Lambda's event source mapping (eventSourceMapping), with its
 // idempotency records in moto's DynamoDB. It needs .tools/bin/aws-lambda-rie
 // and TEST_MOTO_ENDPOINT, which `make test` provides; without them it skips
 // (and fails under CI=true).
@@ -49,12 +49,13 @@ const (
 	// visibility timeout still exceeds the function timeout, so that no
 	// message is delivered again while an invocation holds it;
 	// template.yaml keeps the production rule of six times the timeout
-	// (TestTemplate checks it), which also covers Lambda's own retries.
+	// (the template's test checks it), which also covers Lambda's own
+	// retries.
 	e2eTimeout    = 15
 	e2eVisibility = 20
 	e2eMaxReceive = 3
 	// At most this many messages wait in the queue (30 full batches, more
-	// than the 20 in flight), for moto's sake: see produce in esm_test.go.
+	// than the 20 in flight), for moto's sake: see produce.
 	e2eBacklog = 300
 )
 

@@ -29,7 +29,7 @@ func TestTemplate(t *testing.T) {
 }
 
 // TestTemplateChecks breaks the settings one at a time, to show that each
-// rule of TestTemplate catches its mistake.
+// rule of the template's test catches its mistake.
 func TestTemplateChecks(t *testing.T) {
 	good := `
 Resources:

@@ -151,7 +151,7 @@ func appOptions(log *slog.Logger) []idempotency.Option {
 
 // keyPathOptions gives the function's key paths as defaults: template.yaml
 // sets them per function through the environment, which overrides them
-// (TestKeyPathsInTemplate checks that the two agree); a local run uses
+// (a test checks that the two agree); a local run uses
 // these.
 func keyPathOptions() []idempotency.Option {
 	return []idempotency.Option{idempotency.WithDefaults(

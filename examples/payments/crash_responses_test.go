@@ -4,7 +4,7 @@ package main
 // offloaded to S3 (docs/large-and-sensitive-responses.md, "Crashes and
 // retries"): the function killed with SIGKILL after S3 has stored the
 // response's object and before the COMPLETE write, and after the COMPLETE
-// write; then the client's retry on a new sandbox, as in crash_test.go.
+// write; then the client's retry on a new sandbox, as in the crash tests.
 
 import (
 	"encoding/json"

@@ -31,7 +31,8 @@ func TestResponsesTemplate(t *testing.T) {
 }
 
 // TestResponsesTemplateChecks breaks template.yaml one setting at a time,
-// to show that each check of TestResponsesTemplate catches its mistake.
+// to show that each check of the responses template's test catches its
+// mistake.
 func TestResponsesTemplateChecks(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "template.yaml"))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // The unit tests: the function on the in-memory store, against the tests'
-// job service. Runs that die are in crash_test.go, under the emulator.
+// job service. Runs that die are in the crash tests, under the emulator.
 
 const job = "report"
 

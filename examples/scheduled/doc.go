@@ -76,8 +76,8 @@
 // ticks did: a job that catches up on whatever is pending takes that in
 // its stride; one that needs its ticks in order needs block.
 //
-// crash_test.go kills the function in the middle of a run under each
-// policy; e2e_scenarios_test.go runs ticks and their duplicates in two
+// The crash tests kill the function in the middle of a run under each
+// policy; the end-to-end scenarios run ticks and their duplicates in two
 // execution environments at once; both under the Lambda Runtime Interface
 // Emulator, on moto.
 //

@@ -14,7 +14,7 @@ const waitEnv = "POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS=true"
 const sleep = 3 * time.Second
 
 // The waiting duplicate reads the record after 50 ms, then after twice as
-// long each time, give or take a quarter (powertools/idempotency/duplicate.go).
+// long each time, give or take a quarter (docs/in-progress.md).
 const firstPoll, pollJitter = 50 * time.Millisecond, 1.25
 
 // lastPoll bounds the wait before the last of reads reads, which is the

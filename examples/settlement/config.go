@@ -39,7 +39,7 @@ func newAppFromEnv(ctx context.Context, log *slog.Logger) (*App, error) {
 // id, required (a settlement without one must fail, not pay without
 // idempotency), and a retry must carry the same account and amount. The
 // template sets the paths through the environment, which overrides these
-// defaults (TestKeyPathsInTemplate checks that the two agree).
+// defaults (a test checks that the two agree).
 func appOptions(log *slog.Logger) []idempotency.Option {
 	return []idempotency.Option{
 		idempotency.WithKeyRequired(true), idempotency.WithLogger(log),

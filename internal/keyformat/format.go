@@ -11,9 +11,9 @@
 // HTML escaping off: object keys sorted by their UTF-8 bytes, at every
 // depth; no insignificant whitespace; numbers kept as written
 // (json.Number), so 1 and 1.0 are different keys, as they are different
-// text in the event. FuzzCanonicalJSON checks that it is what
-// encoding/json writes, holds the whole value and is a fixed point. The
-// Powertools modes hash another text: see python.go and typescript.go.
+// text in the event. A fuzz test checks that it is what encoding/json
+// writes, holds the whole value and is a fixed point. The Powertools
+// modes hash another text, as Python and TypeScript write it.
 // In every format, a string that is not UTF-8 is refused, since each
 // would write it as U+FFFD.
 package keyformat

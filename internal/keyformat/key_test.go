@@ -98,7 +98,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 }
 
 // BenchmarkKeyFormat is the hashing of a first call on the 2.2 KB event
-// of BenchmarkMiddleware: the key from the order id, and the payload hash
+// of the middleware's benchmark: the key from the order id, and the payload hash
 // of [amount, currency].
 func BenchmarkKeyFormat(b *testing.B) {
 	var f Format

@@ -130,7 +130,7 @@ func (s *scanner) nameAt(at int) string {
 }
 
 // foldName folds name as encoding/json folds member names to find a struct
-// field (its fold.go): ASCII letters to upper case, every other rune to the
+// field: ASCII letters to upper case, every other rune to the
 // smallest of its Unicode simple folding orbit (so the Kelvin sign K and
 // "k" both become "K"). Two names fill the same field exactly when their
 // folded forms are equal, as bytes.EqualFold would say.

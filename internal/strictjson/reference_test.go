@@ -199,7 +199,7 @@ func chainLeaf(v reflect.Value, steps []Step) json.RawMessage {
 	return v.Interface().(json.RawMessage)
 }
 
-// isValidTag is encoding/json's test of a struct tag name (encode.go):
+// isValidTag is encoding/json's test of a struct tag name, its isValidTag:
 // it ignores any other name and uses the field's.
 func isValidTag(s string) bool {
 	if s == "" {

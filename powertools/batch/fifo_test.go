@@ -97,9 +97,6 @@ func TestFIFORules(t *testing.T) {
 	}
 }
 
-// TestFIFOGroupsRunInOrder checks that, with group skip and concurrency,
-// groups overlap but the records of one group never do, and each group
-// runs in its order.
 // TestFIFOGroupSkipOneAtATimeIsInRecordOrder checks that with one worker
 // the records of a FIFO batch with group skipping run in the order of the
 // batch, as Powertools runs them, not group by group.
@@ -115,6 +112,9 @@ func TestFIFOGroupSkipOneAtATimeIsInRecordOrder(t *testing.T) {
 	}
 }
 
+// TestFIFOGroupsRunInOrder checks that, with group skip and concurrency,
+// groups overlap but the records of one group never do, and each group
+// runs in its order.
 func TestFIFOGroupsRunInOrder(t *testing.T) {
 	var specs []string
 	for i := range 8 {

@@ -9,7 +9,7 @@ import (
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
-// overheadBlock is how many calls of one kind BenchmarkMiddlewareOverhead
+// overheadBlock is how many calls of one kind the overhead benchmark
 // makes before it switches to the other: long enough that reading the CPU
 // clock twice per block costs little, short enough (a few milliseconds)
 // that a change in the machine's load falls on both kinds alike.
@@ -19,13 +19,13 @@ const overheadBlock = 64
 // handler on the 2.2 KB event, directly: one loop alternates blocks of bare
 // calls and of wrapped calls, and reports the CPU time per call of each
 // (bare-cpu-ns/op, wrapped-cpu-ns/op) and their difference
-// (overhead-cpu-ns/op). BenchmarkMiddleware runs the two as separate
+// (overhead-cpu-ns/op). The middleware's benchmark runs the two as separate
 // benchmarks, seconds apart; on a shared machine the load changes in
 // between by more than the few microseconds being measured.
 //
 // The garbage both kinds make is collected whenever the runtime decides, so
 // each block pays for some of the other's; over many blocks that evens out.
-// ns/op is the mean of both kinds; BenchmarkMiddleware gives the
+// ns/op is the mean of both kinds; the middleware's benchmark gives the
 // allocations of each.
 func BenchmarkMiddlewareOverhead(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)

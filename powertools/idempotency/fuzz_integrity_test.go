@@ -206,7 +206,7 @@ func multiSelectHash(name1 string, v1 seenValue, name2 string, v2 seenValue) []b
 	return fmt.Appendf(nil, `{%q:%s,%q:%s}`, name1, raw(v1), name2, raw(v2))
 }
 
-// fuzzPrefix is the key prefix of FuzzKeyIntegrity's handlers, and the
+// fuzzPrefix is the key prefix of the fuzz target's handlers, and the
 // name of its function wrappers, whose prefix it is outside Lambda.
 const fuzzPrefix = "fuzz"
 

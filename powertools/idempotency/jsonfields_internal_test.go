@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The types of TestStructFieldsAsEncodingJSON: embedding, tags, ties and
+// The types structFields is compared on: embedding, tags, ties and
 // unexported parts, with string fields only, so that one probe fills any.
 type (
 	fieldsInner struct {

@@ -205,7 +205,7 @@ func TestOneDoor(t *testing.T) {
 	}
 }
 
-// TestOneDoorReplays checks the other side of TestOneDoor: every entry
+// TestOneDoorReplays checks the other side of the one door: every entry
 // point keys a well-formed document, and a duplicate of it is replayed.
 func TestOneDoorReplays(t *testing.T) {
 	for _, entry := range doorEntries {

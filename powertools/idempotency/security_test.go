@@ -137,7 +137,7 @@ type integrityCase struct {
 	attack     string
 }
 
-// integrityCases are also the seeds of FuzzKeyIntegrity.
+// integrityCases are also the seeds of the key integrity fuzz target.
 var integrityCases = []integrityCase{
 	// Member names on the key path, in the event itself.
 	{

@@ -391,9 +391,9 @@ func (g *doorGen) value(depth int) string {
 	return doorLeaves[g.pick(len(doorLeaves))]
 }
 
-// TestTypeDoorCasesBuild checks that every case of FuzzTypeDoor builds in
-// every format, and reads or refuses its seeds with the errors Invoke
-// gives.
+// TestTypeDoorCasesBuild checks that every case of the type door's fuzz
+// target builds in every format, and reads or refuses its seeds with the
+// errors Invoke gives.
 func TestTypeDoorCasesBuild(t *testing.T) {
 	for i := range doorCases {
 		c := &doorCases[i]

@@ -90,7 +90,7 @@ func BenchmarkColdStart(b *testing.B) {
 }
 
 // coldStartEnv, set to process=...'s step, makes this test binary do that
-// step once in TestMain, and exit.
+// step once, before any test, and exit.
 const coldStartEnv = "GOBENCH_COLD_START"
 
 func TestMain(m *testing.M) {

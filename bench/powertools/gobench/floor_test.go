@@ -20,7 +20,7 @@ import (
 )
 
 // BenchmarkDynamoDB is the comparison of ours with the AWS SDK for Go
-// alone (floor.go) without the network: both clients, made by
+// alone (the sdk floor) without the network: both clients, made by
 // newDynamoDBClient, send their requests to cannedDynamoDB, which answers
 // on the calling goroutine as DynamoDB would. What is left is the work of
 // the program itself, the SDK's and ours, without net/http's connection
@@ -143,7 +143,7 @@ func duplicate(body []byte) (int, []byte, error) {
 }
 
 // BenchmarkRedis compares ours with go-redis and the handler
-// (redisfloor.go, bareCall) on the Valkey or Redis server of
+// (the goredis floor, bareCall) on the Valkey or Redis server of
 // TEST_VALKEY_ADDR (scripts/with-servers.sh), in its database 15: the
 // same comparison as bench-compare's, in one process, where -benchmem and
 // -memprofile tell what each allocates:

@@ -7,8 +7,8 @@
 //
 // Store redis is redis on the server of the redis:// URL -endpoint.
 // Stores sdk, goredis and bare are not the library but the floors it is
-// measured against: sdk (floor.go) makes the same DynamoDB requests with the
-// AWS SDK for Go alone, and goredis (redisfloor.go) the same Redis commands
+// measured against: sdk makes the same DynamoDB requests with the
+// AWS SDK for Go alone, and goredis the same Redis commands
 // with go-redis alone, on the new and dup paths only; bare runs the handler
 // alone, decoding the event and encoding the reply as aws-lambda-go does.
 // goredis-handler is goredis and, on the new path, bare: what a Go

@@ -14,7 +14,7 @@ import (
 // tests. Its zero value builds without extra tags.
 //
 // A once-per-binary build outlives every test, so t.Cleanup cannot remove
-// it: the package's TestMain calls [Binary.Remove] after m.Run.
+// it: the package's test binary calls [Binary.Remove] after m.Run.
 //
 // A Binary is safe for concurrent use.
 type Binary struct {

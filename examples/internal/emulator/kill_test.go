@@ -10,8 +10,8 @@ import (
 
 func TestKillFindsTheProcessByItsExecutable(t *testing.T) {
 	// A copy of the echo function: its own path, as a crash test has. The
-	// build itself is removed at once, as a package's TestMain removes
-	// its shared one.
+	// build itself is removed at once, as a package's test binary removes
+	// its shared one after its tests.
 	echo := &Binary{Dir: "testdata/echo"}
 	path := echo.Copy(t)
 	echo.Remove()

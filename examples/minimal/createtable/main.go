@@ -1,4 +1,5 @@
-// Command createtable creates the idempotency table of main.go on a local
+// Command createtable creates the idempotency table of the minimal
+// example's function on a local
 // DynamoDB, with the library's own key schema and TTL.
 package main
 
@@ -18,8 +19,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// The table is named by POWERTOOLS_IDEMPOTENCY_TABLE, as in main.go. An
-	// existing table is kept.
+	// The table is named by POWERTOOLS_IDEMPOTENCY_TABLE, as in the
+	// function. An existing table is kept.
 	if err := dynamo.CreateTable(ctx, dynamodb.NewFromConfig(cfg)); err != nil {
 		log.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 // install and lint lines run as shown.
 //
 // docs/getting-started.md's commands run in the reader's own module;
-// examples/minimal's TestGettingStartedInAModule runs them, and
-// TestSAMCommands its sam build.
+// examples/minimal's own test runs them, and the SAM commands' test its
+// sam build.
 func TestCommands(t *testing.T) {
 	root := testenv.RepoRoot()
 	var cmds []command

@@ -25,8 +25,8 @@ import (
 // A block with a package clause is a file, which must compile, pass go vet
 // and be gofmt-ed. Each file is a package of its own, except a test file,
 // which joins the file of its package shown before it in the same doc
-// (main_test.go goes with main.go). A package whose files are all in
-// another one is compiled there: README.md's main.go is
+// (a test file goes with the file it tests). A package whose files are
+// all in another one is compiled there: README.md's function is
 // docs/getting-started.md's.
 //
 // A block without one is a fragment: statements or declarations out of a
@@ -53,8 +53,8 @@ func TestGoBlocks(t *testing.T) {
 	}
 }
 
-// TestGoBlocksCatchMistakes shows that TestGoBlocks fails on the mistakes
-// that docs make as the code moves on.
+// TestGoBlocksCatchMistakes shows that the Go blocks' check fails on the
+// mistakes that docs make as the code moves on.
 func TestGoBlocksCatchMistakes(t *testing.T) {
 	mistakes := []block{
 		{lang: "go", text: "if errors.Is(err, idempotency.ErrInProgress) {\n}\n"},                          // a sentinel that became a type

@@ -23,8 +23,8 @@ type block struct {
 	run  bool   // runMarker is the line before the fence
 }
 
-// runMarker, on the line before a Go block's fence, makes TestGoBlocks
-// run the block's tests, not only compile them. A rendered page does not
+// runMarker, on the line before a Go block's fence, makes the Go blocks'
+// check run the block's tests, not only compile them. A rendered page does not
 // show it.
 const runMarker = "<!-- docstest: run -->"
 

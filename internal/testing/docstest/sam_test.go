@@ -22,7 +22,7 @@ var localSAM = []string{"validate", "build"}
 //   - docs/deploying.md's, in a copy of the repository: template.yaml,
 //     samconfig.toml, and the Makefile's build-<Function> targets;
 //   - docs/getting-started.md's, in the guide's module: its go mod
-//     commands, examples/minimal's files (which TestDocsShowThisExample
+//     commands, examples/minimal's files (which the example's own test
 //     keeps equal to the guide's), go mod tidy.
 //
 // The SAM CLI is $DOCS_SAM_CLI. `make sam-check`, a step of `make test`,

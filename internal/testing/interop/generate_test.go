@@ -60,7 +60,8 @@ var runeSets = [][]rune{
 // numbers are literals at the edges that both runtimes read exactly:
 // signed zeros, the ends of the doubles, integers around 2^53, Python's
 // and JavaScript's switches between fixed and exponent notation. The
-// numbers they do not read exactly, which Go refuses, are numbers_test.go's.
+// numbers they do not read exactly, which Go refuses, are the number
+// tests'.
 var numbers = []string{
 	"0", "-0", "0.0", "-0.0", "1", "1.0", "-1.50", "1e2", "1E+2", "1e-7", "1.5e300",
 	"5e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "9007199254740992", "9007199254740991",

@@ -216,7 +216,7 @@ func TestFixtureKeys(t *testing.T) {
 
 // TestGeneratedKeys compares the keys of generated events: nested objects
 // and arrays, numbers with fractions and exponents (those both runtimes
-// read exactly: numbers_test.go has the others), non-ASCII text, every
+// read exactly: the number tests have the others), non-ASCII text, every
 // escape, member names that JavaScript orders specially. The seed is logged; set
 // INTEROP_SEED to replay one.
 func TestGeneratedKeys(t *testing.T) {

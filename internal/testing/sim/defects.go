@@ -1,8 +1,8 @@
 package sim
 
 // This file lists deliberate defects that the simulator must catch: each
-// is a change a careless edit could make, and TestDefectsCaught
-// (defects_test.go) builds the simulator against each, without ever
+// is a change a careless edit could make, and a test builds the
+// simulator against each, without ever
 // compiling it into the library: the library's own file is replaced, for
 // that build only, by a copy with one string replaced (go build
 // -overlay), and the test fails when the string no longer matches the
@@ -19,7 +19,7 @@ type Defect struct {
 	Options        Options
 	Store          Store
 	// Seeds is the budget within which it must be caught, when it is
-	// not TestDefectsCaught's: a defect that shows only when a rare
+	// not the test's default: a defect that shows only when a rare
 	// fault meets a rare state needs more schedules to meet them.
 	Seeds int
 	// Invariant is what the simulator reports for it.

@@ -20,7 +20,7 @@ import (
 const defectSeeds = 3000
 
 // TestDefectsCaught builds the simulator against each deliberate defect
-// (defects.go) and checks that it reports a violation within
+// (Defects) and checks that it reports a violation within
 // defectSeeds seeds; the library is never built with the defect.
 func TestDefectsCaught(t *testing.T) {
 	if testing.Short() {

@@ -27,8 +27,7 @@ import (
 // through the real dynamo.Store and redis.Store, give the same
 // answers and leave the same records. What no server can show (global
 // tables, TTL's lag, a failover) follows AWS's and Redis's documentation,
-// cited where it is modelled (global.go, dynamo_model.go,
-// redis_model.go).
+// cited where it is modelled.
 
 // differentialSeeds is how many operation sequences each server runs.
 const differentialSeeds = 8

@@ -21,7 +21,7 @@
 // Determinism: one goroutine runs at a time. Each invocation runs in a
 // goroutine of its own, and every step it takes into the world (a
 // request, a wait) hands control back to a cooperative scheduler
-// (sched.go), which runs the earliest pending event, in an order drawn
+// which runs the earliest pending event, in an order drawn
 // from the seed when events coincide. The engine waits and reads the time
 // left to a deadline through internal/simclock, which the invocation's
 // context carries; its clock is WithClock's. So a seed replays its

@@ -32,7 +32,7 @@ import (
 // shapes, which dynamo.Store reads with errors.As.
 
 // dynamoWorld is the store model of the DynamoDB stores: a table in one
-// Region, or a global table's replicas (global.go).
+// Region, or a global table's replicas.
 type dynamoWorld struct {
 	w    *world
 	mode Store

@@ -25,7 +25,7 @@ import (
 //
 // An expression outside it (a function the store never sends, a document
 // path, BETWEEN, IN) is refused: the model must not guess a semantics it
-// was not checked for (see differential_test.go), so the store starting
+// was not checked for against the servers, so the store starting
 // to send something new fails the simulation loudly.
 
 // cond is a parsed condition.

@@ -44,7 +44,7 @@ import (
 //     the sweep is scheduled at the expiry plus up to 48 hours.
 //
 // Anything else the store could send (an update expression, an eventually
-// consistent read, ReturnValues) is refused loudly: see dynamo_expr.go.
+// consistent read, ReturnValues) is refused loudly: see cond.
 
 // The tables of the simulation: the idempotency records, and the
 // handler's effects when it stages them with the record.

@@ -3,8 +3,8 @@ package sim
 import "testing"
 
 // The schedules below found something: each is kept, by seed, as a
-// regression test. A seed names a schedule of today's plan generator
-// (plan.go); a change there that moves these schedules must find new
+// regression test. A seed names a schedule of today's plan generator;
+// a change there that moves these schedules must find new
 // seeds for them (run the command on the old code, or with the defect).
 
 // TestFixedSchedules: schedules that broke an invariant before the fix

@@ -8,7 +8,7 @@ import "maps"
 // still breaks an invariant outside the documented limits, until no
 // change does. Each invocation draws from a source of its own, so
 // removing one request leaves the others' latencies, faults and crashes
-// as they were (see plan.go), and what is left is most often the few
+// as they were, and what is left is most often the few
 // invocations that matter.
 
 // maxShrinkRuns bounds the schedules one shrink runs.

@@ -25,8 +25,8 @@ import (
 // This file is the world the engine runs in: Lambda's sandboxes, each
 // with its own process, clock and handler built with the real
 // idempotency.New at cold start, and the invocations. The handler's
-// downstream, which counts the effects made for each key, is in
-// downstream.go.
+// downstream, which counts the effects made for each key, is
+// [downstream].
 
 // world is one schedule being run.
 type world struct {

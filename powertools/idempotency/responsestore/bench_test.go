@@ -26,7 +26,7 @@ import (
 // in-memory store, by response size and option. S3 and KMS are the
 // in-memory fakes, so the figures are the CPU cost; the requests each call
 // sends are reported per operation (s3-req/op, kms-req/op), and
-// BenchmarkMotoRequests times them on moto. The KMS data key is cached, as
+// a benchmark on moto times them. The KMS data key is cached, as
 // it is for all but one call in maxUses (default 2^32) or per maxAge (5
 // minutes); kms-req/op counts the misses.
 func BenchmarkAddedCost(b *testing.B) {

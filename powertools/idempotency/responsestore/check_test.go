@@ -119,8 +119,8 @@ func TestCheckAtNew(t *testing.T) {
 // stored, and its duplicates told it was too large). moto refuses a key,
 // or an alias, that does not exist, and a bucket that does not exist; it
 // lets a disabled key make data keys, as the last case shows, so the
-// refusals of a disabled key or of a key policy are TestCheckAtNew's, on
-// fakes that answer as KMS does.
+// refusals of a disabled key or of a key policy are checked on fakes
+// that answer as KMS does.
 func TestCheckOnMoto(t *testing.T) {
 	m := newMoto(t)
 	inner := idempotencytest.NewStore()

@@ -29,7 +29,7 @@ func compress(b []byte) []byte {
 // of tables, and the collections that follow are most of the cost of
 // compressing a short response: a 1 KiB response's COMPLETED write took a
 // median 655 µs with a new writer each time and 89 µs with the pool, 64 KiB
-// 2.5 ms and 2.0 ms (BenchmarkAddedCost, old and new binaries run
+// 2.5 ms and 2.0 ms (the store's added-cost benchmark, old and new binaries run
 // alternately five times on the 2-core machine under load). A reader is
 // smaller (40 KB), and is made anew.
 var gzipWriters = sync.Pool{New: func() any {

@@ -23,7 +23,7 @@
 // threshold and gzip makes it smaller; then encrypted; then, when the
 // result is over the offload threshold (350 KiB by default), written to S3
 // as an object, before the record that points to it. The record's Response
-// holds a binary envelope (envelope.go): a 4-byte magic, a version, flags
+// holds a binary envelope: a 4-byte magic, a version, flags
 // saying which of these was done, the response's length, the KMS-encrypted
 // data key, and either the body or the object's bucket, key, length and
 // SHA-256. The store gives the inner store a copy of the record; the

@@ -8,7 +8,7 @@ import (
 	"errors"
 )
 
-// sealer encrypts bodies: with a data key from KMS (kms.go), or with the
+// sealer encrypts bodies: with a data key from KMS (kmsSealer), or with the
 // user's AEAD (aeadSealer).
 type sealer interface {
 	// flag is the envelope flag of what the sealer writes.

@@ -20,7 +20,7 @@ import (
 )
 
 // The fakes here stand in for S3 and KMS in the tests that run without
-// servers; servers_test.go runs the same paths on moto's S3 and KMS.
+// servers; the server tests run the same paths on moto's S3 and KMS.
 
 // memS3 is an S3Client that keeps objects in a map, counts requests, and
 // fails the next ones when told.

@@ -17,7 +17,7 @@ import (
 )
 
 // configs are the option sets every behaviour is checked under, over the
-// in-memory store with the fakes; servers_test.go runs them on moto.
+// in-memory store with the fakes; the server tests run them on moto.
 func configs(s3 *memS3, k *memKMS) []struct {
 	name string
 	opts []responsestore.Option

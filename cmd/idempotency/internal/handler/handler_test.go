@@ -37,8 +37,8 @@ func code(kv ...string) map[string]Setting {
 	return m
 }
 
-// The library's variables that the tests set (env.go in
-// powertools/idempotency lists them).
+// The library's variables that the tests set (docs/configuration.md
+// lists them).
 const (
 	KeyPrefixEnv        = "POWERTOOLS_IDEMPOTENCY_KEY_PREFIX"
 	CompatibilityEnv    = "POWERTOOLS_IDEMPOTENCY_COMPATIBILITY"

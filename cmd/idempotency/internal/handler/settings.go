@@ -93,7 +93,7 @@ func (f Function) given(src string) (Setting, bool) {
 const DefaultSource = "the library's default"
 
 // defaultExpiresAfter is the library's record expiry, shown for a
-// function that sets none; TestDefaults checks it against the library.
+// function that sets none; a test checks it against the library.
 const defaultExpiresAfter = time.Hour
 
 // settings returns the settings that Wrapper.Settings shows: each entry's
