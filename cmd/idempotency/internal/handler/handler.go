@@ -27,7 +27,6 @@ import (
 	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
 // Setting is one of a function's settings as written, and where it comes
@@ -185,8 +184,8 @@ type built struct {
 func build(wrapper bool, name string, opts []idempotency.Option) (*built, error) {
 	var s store
 	if wrapper {
-		var fn func(context.Context, json.RawMessage) (json.RawMessage, error)
-		if err := idempotencytest.ConfigError(func() { fn = idempotency.WrapFunc(name, s, reach, opts...) }); err != nil {
+		fn, err := wrapFunc(name, s, opts)
+		if err != nil {
 			return nil, err
 		}
 		return &built{deliver: func(ctx context.Context, event []byte) error {
@@ -199,6 +198,22 @@ func build(wrapper bool, name string, opts []idempotency.Option) (*built, error)
 		return nil, err
 	}
 	return handlerOf(h), nil
+}
+
+// wrapFunc is idempotency.WrapFunc over reach, returning the
+// *idempotency.ConfigError it panics with: a function wrapper has no form
+// that returns its configuration error. Any other panic goes on.
+func wrapFunc(name string, s store, opts []idempotency.Option) (fn func(context.Context, json.RawMessage) (json.RawMessage, error), err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ce, ok := r.(*idempotency.ConfigError)
+			if !ok {
+				panic(r)
+			}
+			fn, err = nil, ce
+		}
+	}()
+	return idempotency.WrapFunc(name, s, reach, opts...), nil
 }
 
 func handlerOf(h *idempotency.Handler) *built {
