@@ -2,12 +2,13 @@ package dynamo
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/gopowertools/lambda/internal/itemsize"
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
 func TestEncode(t *testing.T) {
@@ -83,9 +84,9 @@ func attrString(v types.AttributeValue) string {
 	return typeName(v)
 }
 
-// internal/itemsize's Record, which the in-memory store of idempotencytest
-// holds records to, counts the item encode writes, with the default
-// attribute names.
+// The in-memory store of idempotencytest holds records to the size of the
+// item encode writes, with the default attribute names: it keeps a record
+// at that size as its limit, and refuses it a byte below.
 func TestRecordSize(t *testing.T) {
 	o, _ := options([]func(*Options){func(o *Options) { o.TableName = "t" }})
 	at := time.UnixMilli(1700000000123)
@@ -98,8 +99,14 @@ func TestRecordSize(t *testing.T) {
 		{Key: "k", Status: idempotency.StatusUncertain, Expiry: time.Unix(-5, 0), LeaseEnd: time.UnixMilli(-1)},
 	}
 	for _, rec := range recs {
-		if got, want := itemsize.Record(&rec), itemSize(o.encode(&rec)); got != want {
-			t.Errorf("itemsize.Record(%+v) = %d, want the encoded item's %d", rec, got, want)
+		size := itemSize(o.encode(&rec))
+		for _, limit := range []int{size, size - 1} {
+			mem := idempotencytest.NewStore()
+			mem.SetMaxItemSize(limit)
+			_, err := mem.Acquire(t.Context(), &rec, at)
+			if tooLarge := errors.Is(err, idempotency.ErrRecordTooLarge); tooLarge != (limit < size) || (err != nil && !tooLarge) {
+				t.Errorf("idempotencytest's Acquire of %+v under a limit of %d bytes, the encoded item being %d: %v", rec, limit, size, err)
+			}
 		}
 	}
 }
