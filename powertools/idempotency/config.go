@@ -17,6 +17,7 @@ import (
 	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/jmespath"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/typedoor"
 )
 
 // This file turns options into an engine: resolve applies them in their
@@ -322,11 +323,17 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 	if e.validation != nil {
 		e.exprs = append(e.exprs, e.validation)
 	}
-	if e.types, err = planDoor(in, kind, o.compat, e.keyExpr, e.validation, jopts, bad); err != nil {
-		return nil, err
+	if e.types, err = typedoor.Plan(in, kind == funcKind, o.compat != OwnFormat, e.keyExpr, e.validation, jopts); err != nil {
+		// A path that cannot be followed through the handler's type.
+		xe := err.(*jmespath.ExpressionError)
+		option := "WithEventKey"
+		if xe.Expression == e.validation {
+			option = "WithPayloadValidation"
+		}
+		return nil, bad(option, fmt.Errorf("%s: %w", xe.Expression, xe.Err))
 	}
 	if e.types != nil {
-		e.exprs = append(e.exprs, e.types.probes...)
+		e.exprs = append(e.exprs, e.types.Probes...)
 	}
 
 	// A disabled wrapper never builds a key, so a missing prefix only

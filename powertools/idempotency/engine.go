@@ -12,6 +12,7 @@ import (
 
 	"github.com/gopowertools/lambda/internal/keyformat"
 	"github.com/gopowertools/lambda/jmespath"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/typedoor"
 )
 
 // engine is the record state machine. It works on the raw event and the
@@ -47,7 +48,7 @@ type engine struct {
 	// exprs is keyExpr, then validation when it is set, then the probes
 	// of types: what read evaluates on every call.
 	exprs []*jmespath.Expression
-	types *typeDoor // nil: the strict read alone reads as the handler's type does
+	types *typedoor.Door // nil: the strict read alone reads as the handler's type does
 
 	leaseWarned atomic.Bool
 }
@@ -190,10 +191,14 @@ func (e *engine) read(payload []byte) (key, validated any, err error) {
 	if e.validation != nil {
 		validated = values[1]
 	}
-	if e.types != nil {
-		return e.types.read(payload, values[0], validated, values[len(values)-len(e.types.probes):])
+	if e.types == nil {
+		return values[0], validated, nil
 	}
-	return values[0], validated, nil
+	key, validated, err = e.types.Read(payload, values[0], validated, values[len(values)-len(e.types.Probes):])
+	if xe, ok := err.(*jmespath.ExpressionError); ok {
+		return nil, nil, &InvalidEventError{Expression: xe.Expression.String(), Err: xe.Err}
+	}
+	return key, validated, err
 }
 
 // payloadHash returns the hash of v, what the validation expression

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/gopowertools/lambda/internal/keyformat"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/typedoor"
 )
 
 // WrapFunc makes fn idempotent on its argument, for an effect inside a
@@ -42,9 +43,9 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 	if err != nil {
 		panic(err)
 	}
-	holdsAny, err := funcTypes(reflect.TypeFor[In](), reflect.TypeFor[Out]())
+	holdsAny, err := typedoor.FuncTypes(reflect.TypeFor[In](), reflect.TypeFor[Out]())
 	if err != nil {
-		panic(err)
+		panic(&ConfigError{Name: "fn", Err: err})
 	}
 	if e.disabled {
 		return fn
@@ -58,8 +59,8 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 		if keyformat.ReplacedText(arg) {
 			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
 		}
-		if holdsAny && bytesInAny(reflect.ValueOf(&in).Elem()) {
-			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s: %w", name, errBytesInAny)}
+		if holdsAny && typedoor.BytesInAny(reflect.ValueOf(&in).Elem()) {
+			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s: %w", name, typedoor.ErrBytesInAny)}
 		}
 		var out Out
 		res, err := e.do(ctx, arg, func(ctx context.Context, _ []byte) ([]byte, error) {

@@ -1,4 +1,4 @@
-package idempotency
+package typedoor
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopowertools/lambda/internal/exprpath"
 	"github.com/gopowertools/lambda/internal/keyformat"
+	"github.com/gopowertools/lambda/jmespath"
 )
 
 // This file carries out, on each event, what a typePlan says: from the
@@ -19,13 +20,13 @@ import (
 // selected.
 
 // apply returns the value that p's expression selects from the event
-// payload as the handler's type reads it, or an *InvalidEventError;
+// payload as the handler's type reads it, or a *jmespath.ExpressionError;
 // probes are the values of the door's probes. In a Powertools mode (compat) the value
 // stays the one Powertools selects, and an event on which the type reads
 // otherwise is refused.
 func (p *typePlan) apply(payload []byte, probes []any, value any, compat bool) (any, error) {
 	refuse := func(err error) (any, error) {
-		return nil, &InvalidEventError{Expression: p.expr.String(), Err: err}
+		return nil, &jmespath.ExpressionError{Expression: p.expr, Err: err}
 	}
 	for _, m := range p.maps {
 		var err error

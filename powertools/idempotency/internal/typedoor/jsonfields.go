@@ -1,4 +1,4 @@
-package idempotency
+package typedoor
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package idempotency
+package typedoor
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ type typePlan struct {
 }
 
 // A site's place is at; on each event it is reached from the value of
-// the probe numbered probe by the steps rest (see typeDoor.anchor).
+// the probe numbered probe by the steps rest (see Door.anchor).
 type mapSite struct {
 	at    []placeStep
 	probe int
@@ -97,7 +97,7 @@ type planner struct {
 // planTypes returns the plan of expr, reading the bytes that view gives
 // of a value of type t; validation says that expr is the payload
 // validation, whose nulls count. It fails for a path that cannot be
-// followed through the type (planDoor makes that a *ConfigError).
+// followed through the type.
 func planTypes(expr *jmespath.Expression, t reflect.Type, view typeView, validation bool) (*typePlan, error) {
 	reads := exprpath.Of(expr)
 	p := &planner{plan: &typePlan{expr: expr}}

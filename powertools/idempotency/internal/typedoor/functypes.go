@@ -1,4 +1,4 @@
-package idempotency
+package typedoor
 
 import (
 	"errors"
@@ -14,15 +14,16 @@ import (
 // would not stand for it, and a result that a replay could not give back
 // as the function returned it.
 
-// funcTypes checks the argument type in and the result type out of a
-// wrapped function. holdsAny reports that an argument can hold values in
-// interfaces, whose []byte is checked on each call (see bytesInAny).
-func funcTypes(in, out reflect.Type) (holdsAny bool, err error) {
+// FuncTypes checks the argument type in and the result type out of a
+// wrapped function, and says what is wrong with them. holdsAny reports
+// that an argument can hold values in interfaces, whose []byte is checked
+// on each call (see BytesInAny).
+func FuncTypes(in, out reflect.Type) (holdsAny bool, err error) {
 	if holdsAny, err = argumentType(in); err != nil {
-		return false, &ConfigError{Name: "fn", Err: fmt.Errorf("its argument type %v: %w", in, err)}
+		return false, fmt.Errorf("its argument type %v: %w", in, err)
 	}
 	if err := resultType(out); err != nil {
-		return false, &ConfigError{Name: "fn", Err: fmt.Errorf("its result type %v cannot come back from a record as the function returned it: %w", out, err)}
+		return false, fmt.Errorf("its result type %v cannot come back from a record as the function returned it: %w", out, err)
 	}
 	return holdsAny, nil
 }
@@ -147,14 +148,14 @@ func walkTypes(t reflect.Type, at string, visit func(t reflect.Type, at string) 
 	return walk(t, at)
 }
 
-// errBytesInAny is the reason an argument holding a []byte in an
+// ErrBytesInAny is the reason an argument holding a []byte in an
 // interface value is refused.
-var errBytesInAny = errors.New("it holds a []byte in an interface value, which json.Marshal writes as the base64 string of its bytes, as it writes that string itself: the two arguments would share a key; give the field a type, []byte or string")
+var ErrBytesInAny = errors.New("it holds a []byte in an interface value, which json.Marshal writes as the base64 string of its bytes, as it writes that string itself: the two arguments would share a key; give the field a type, []byte or string")
 
-// bytesInAny reports whether v holds, inside an interface value, a byte
+// BytesInAny reports whether v holds, inside an interface value, a byte
 // slice that json.Marshal writes as base64. v has been encoded by
 // json.Marshal already, so it holds no cycle.
-func bytesInAny(v reflect.Value) bool {
+func BytesInAny(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.Interface:
 		if v.IsNil() {
@@ -164,16 +165,16 @@ func bytesInAny(v reflect.Value) bool {
 		if t := e.Type(); t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && !encodesItself(t) && !encodesItself(t.Elem()) {
 			return true
 		}
-		return bytesInAny(e)
+		return BytesInAny(e)
 	case reflect.Pointer:
-		return !v.IsNil() && bytesInAny(v.Elem())
+		return !v.IsNil() && BytesInAny(v.Elem())
 	case reflect.Struct:
 		if encodesItself(v.Type()) {
 			return false
 		}
 		s, _ := structFields(v.Type())
 		for _, f := range s.fields {
-			if fv, err := v.FieldByIndexErr(f.index); err == nil && bytesInAny(fv) {
+			if fv, err := v.FieldByIndexErr(f.index); err == nil && BytesInAny(fv) {
 				return true
 			}
 		}
@@ -182,7 +183,7 @@ func bytesInAny(v reflect.Value) bool {
 			return false
 		}
 		for it := v.MapRange(); it.Next(); {
-			if bytesInAny(it.Value()) {
+			if BytesInAny(it.Value()) {
 				return true
 			}
 		}
@@ -191,7 +192,7 @@ func bytesInAny(v reflect.Value) bool {
 			return false
 		}
 		for i := range v.Len() {
-			if bytesInAny(v.Index(i)) {
+			if BytesInAny(v.Index(i)) {
 				return true
 			}
 		}

@@ -1,4 +1,13 @@
-package idempotency
+// Package typedoor reads the key and the validated payload of an event as
+// the handler's own type reads it (docs/security.md, "The handler's
+// type"), and checks the types of a wrapped function. A plan per
+// expression is made when the wrapper is built, from encoding/json's
+// rules about Go types, and carried out on each event.
+//
+// It is the idempotency package's, apart so that the middleware's state
+// machine reads on its own: the middleware hands it the expressions and
+// the type once, and the values its strict read selected on each event.
+package typedoor
 
 import (
 	"fmt"
@@ -10,39 +19,40 @@ import (
 	"github.com/gopowertools/lambda/jmespath"
 )
 
-// The type door: the key and the validated payload read as the handler's
-// own type reads the event (docs/security.md, "The handler's type"). A
-// plan per expression is made when the wrapper is built, and carried out
-// on each event.
-
-// typeDoor holds the plans of a wrapper's expressions: where its event
-// must be read otherwise than by the strict read alone.
-type typeDoor struct {
+// Door holds the plans of a wrapper's expressions: where its event must
+// be read otherwise than by the strict read alone.
+type Door struct {
 	key, validation *typePlan // nil: nothing to do
 	compat          bool      // a Powertools mode: refuse, never read otherwise
-	// probes are the places of the event that the plans read, evaluated
-	// in the one strict read beside the expressions: paths of members and
+	// Probes are the places of the event that the plans read, for the
+	// middleware to evaluate in its one strict read beside the
+	// expressions, and to give back to Read: paths of members and
 	// indexes, so that a read that follows paths still decodes only what
 	// they select ("@" only for a plan that must read the event whole).
-	probes []*jmespath.Expression
+	Probes []*jmespath.Expression
 	// compile compiles a probe as the expressions are compiled: within
 	// their decoding budget.
 	compile func(string) *jmespath.Expression
 }
 
-// planDoor returns the plans of a wrapper of kind over argument type in,
-// or nil when its expressions need none; a path that cannot be followed
-// is a *ConfigError given by bad. The plans' own expressions are compiled
-// with jopts, as the key and the validation are.
-func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, validation *jmespath.Expression, jopts []jmespath.Option, bad func(option string, err error) error) (*typeDoor, error) {
+// Plan returns the plans of the key and validation (nil: none)
+// expressions of a wrapper over argument type in, or nil when they need
+// none. function says that the event is json.Marshal's writing of a
+// function's argument, not an event that the handler decodes; compat,
+// that the keys are a Powertools runtime's, which the door never reads
+// otherwise than that runtime: it refuses the event instead. A path that
+// cannot be followed through the type is a *jmespath.ExpressionError
+// naming its expression. The plans' own expressions are compiled with
+// jopts, as the key and the validation are.
+func Plan(in reflect.Type, function, compat bool, key, validation *jmespath.Expression, jopts []jmespath.Option) (*Door, error) {
 	if in == nil {
 		return nil, nil
 	}
 	view := decodedView
-	if kind == funcKind {
+	if function {
 		view = encodedView
 	}
-	d := &typeDoor{compat: compat != OwnFormat, compile: func(text string) *jmespath.Expression {
+	d := &Door{compat: compat, compile: func(text string) *jmespath.Expression {
 		x, err := jmespath.Compile(text, jopts...)
 		if err != nil {
 			panic(err) // a path of members and indexes, rendered here, always compiles
@@ -51,11 +61,11 @@ func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, vali
 	}}
 	var err error
 	if d.key, err = planTypes(key, in, view, false); err != nil {
-		return nil, bad("WithEventKey", fmt.Errorf("%s: %w", key, err))
+		return nil, &jmespath.ExpressionError{Expression: key, Err: err}
 	}
 	if validation != nil {
 		if d.validation, err = planTypes(validation, in, view, true); err != nil {
-			return nil, bad("WithPayloadValidation", fmt.Errorf("%s: %w", validation, err))
+			return nil, &jmespath.ExpressionError{Expression: validation, Err: err}
 		}
 	}
 	if d.key == nil && d.validation == nil {
@@ -72,7 +82,7 @@ func planDoor(in reflect.Type, kind wrapperKind, compat Compatibility, key, vali
 // anchor gives each site of p the probe it reads from: the longest prefix
 // of its place that selects one value, from which the rest of its steps
 // are followed.
-func (d *typeDoor) anchor(p *typePlan) {
+func (d *Door) anchor(p *typePlan) {
 	split := func(at []placeStep) (int, []placeStep) {
 		k := 0
 		for k < len(at) && (at[k].kind == exprpath.Member || at[k].kind == exprpath.Index) {
@@ -117,21 +127,23 @@ func samePlace(a, b placeStep) bool {
 
 // probe returns the index of the probe of the place at, a path of
 // members and indexes, adding it if it is new.
-func (d *typeDoor) probe(at []placeStep) int {
+func (d *Door) probe(at []placeStep) int {
 	text := render(at)
-	for i, x := range d.probes {
+	for i, x := range d.Probes {
 		if x.String() == text {
 			return i
 		}
 	}
-	d.probes = append(d.probes, d.compile(text))
-	return len(d.probes) - 1
+	d.Probes = append(d.Probes, d.compile(text))
+	return len(d.Probes) - 1
 }
 
-// read returns the key and the validated value as the handler's type
+// Read returns the key and the validated value as the handler's type
 // reads them in the event payload, from what the strict read selected and
-// the values of the probes.
-func (d *typeDoor) read(payload []byte, key, validated any, probes []any) (any, any, error) {
+// the values of the probes. An event that the type reads otherwise than
+// the expression can say is refused with a *jmespath.ExpressionError
+// naming the expression.
+func (d *Door) Read(payload []byte, key, validated any, probes []any) (any, any, error) {
 	var err error
 	if d.key != nil {
 		if key, err = d.key.apply(payload, probes, key, d.compat); err != nil {
