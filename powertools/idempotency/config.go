@@ -207,12 +207,20 @@ func (o *options) getenv(name string) string {
 	return os.Getenv(name)
 }
 
-// build resolves opts into an engine, or returns the first problem as a
-// *ConfigError. It is the one place that checks settings. name is the
-// function wrapper's name, the key prefix of a funcKind; in and out are
-// the wrapped function's argument and result types.
-func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opts []Option) (*engine, error) {
-	o, err := resolve(opts, kind)
+// wrapper is what a wrapper is built over, besides its store and
+// options.
+type wrapper struct {
+	kind wrapperKind
+	name string // a function wrapper's name, its key prefix
+	// in and out are the wrapped function's argument and result types.
+	in, out reflect.Type
+}
+
+// build resolves opts into an engine of the wrapper w, or returns the
+// first problem as a *ConfigError. It is the one place that checks
+// settings.
+func build(store Store, w wrapper, opts []Option) (*engine, error) {
+	o, err := resolve(opts, w.kind)
 	if err != nil {
 		return nil, err
 	}
@@ -222,10 +230,10 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 		return &ConfigError{Name: cmp.Or(s.name, option), Err: err}
 	}
 	switch {
-	case o.replayOut != nil && o.replayOut != out:
-		return nil, bad("WithReplayHook", fmt.Errorf("its function takes and returns %v, the wrapped function returns %v", o.replayOut, out))
-	case o.reconcileOut != nil && o.reconcileOut != out:
-		return nil, bad("WithReconcile", fmt.Errorf("its function returns %v, the wrapped function %v: every duplicate of an UNCERTAIN record would get a result it cannot decode", o.reconcileOut, out))
+	case o.replayOut != nil && o.replayOut != w.out:
+		return nil, bad("WithReplayHook", fmt.Errorf("its function takes and returns %v, the wrapped function returns %v", o.replayOut, w.out))
+	case o.reconcileOut != nil && o.reconcileOut != w.out:
+		return nil, bad("WithReconcile", fmt.Errorf("its function returns %v, the wrapped function %v: every duplicate of an UNCERTAIN record would get a result it cannot decode", o.reconcileOut, w.out))
 	case o.expiresAfter < time.Second:
 		return nil, bad("WithExpiresAfter", errors.New("must be at least 1s"))
 	case o.lease <= 0:
@@ -249,31 +257,31 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 		if o.compat != PowertoolsPython {
 			return nil, bad("WithPythonHandler", fmt.Errorf("only for PowertoolsPython, and the compatibility is %v", o.compat))
 		}
-		if kind == funcKind {
+		if w.kind == funcKind {
 			return nil, bad("WithPythonHandler", errors.New("a function wrapper's key prefix is <function>.<name>: name it with the Python function's <module>.<qualname>"))
 		}
 	}
 
 	e := &engine{
-		store:           store,
-		keyRequired:     o.keyRequired,
-		expiresAfter:    o.expiresAfter,
-		lease:           o.lease,
-		now:             o.clock,
-		logger:          o.logger,
-		replayHook:      o.replayHook,
-		useNumber:       o.useNumber,
-		disallowUnknown: o.disallowUnknown,
-		reconcile:       o.reconcile,
-		abandon:         o.abandon,
-		wait:            o.wait,
-		leaseBeyond:     o.leaseBeyond,
-		disabled:        o.disabled,
-		cache:           newCache(o.cacheSize),
-		keys:            keyformat.Format{Mode: keyformat.Mode(o.compat), Hash: o.hash},
+		store:                store,
+		keyRequired:          o.keyRequired,
+		expiresAfter:         o.expiresAfter,
+		leaseWithoutDeadline: o.lease,
+		clock:                o.clock,
+		logger:               o.logger,
+		replayHook:           o.replayHook,
+		useNumber:            o.useNumber,
+		disallowUnknown:      o.disallowUnknown,
+		reconciler:           o.reconcile,
+		abandon:              o.abandon,
+		wait:                 o.wait,
+		leaseBeyond:          o.leaseBeyond,
+		disabled:             o.disabled,
+		cache:                newCache(o.cacheSize),
+		keys:                 keyformat.Format{Mode: keyformat.Mode(o.compat), Hash: o.hash},
 	}
-	if e.now == nil {
-		e.now = time.Now
+	if e.clock == nil {
+		e.clock = time.Now
 	}
 	e.invoker, _ = store.(Invoker)
 	if e.disabled {
@@ -323,7 +331,7 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 	if e.validation != nil {
 		e.exprs = append(e.exprs, e.validation)
 	}
-	if e.types, err = typedoor.Plan(in, kind == funcKind, o.compat != OwnFormat, e.keyExpr, e.validation, jopts); err != nil {
+	if e.types, err = typedoor.Plan(w.in, w.kind == funcKind, o.compat != OwnFormat, e.keyExpr, e.validation, jopts); err != nil {
 		// A path that cannot be followed through the handler's type.
 		xe := err.(*jmespath.ExpressionError)
 		option := "WithEventKey"
@@ -339,7 +347,7 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 	// A disabled wrapper never builds a key, so a missing prefix only
 	// matters once idempotency is on: local runs with
 	// POWERTOOLS_IDEMPOTENCY_DISABLED need no function name.
-	if e.prefix, err = keyPrefix(o, kind, name); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
+	if e.prefix, err = keyPrefix(o, w); err != nil && !(e.disabled && errors.Is(err, errNoPrefix)) {
 		return nil, err
 	}
 	if store == nil && !e.disabled {
@@ -359,22 +367,22 @@ func build(store Store, kind wrapperKind, name string, in, out reflect.Type, opt
 // "<function>.<handler>" in that mode, else the function's name. One
 // given in WithDefaults gives way to the last two, which the environment
 // makes, as every default gives way to the environment.
-func keyPrefix(o *options, kind wrapperKind, name string) (string, error) {
+func keyPrefix(o *options, w wrapper) (string, error) {
 	fn := o.getenv(envFunctionName)
 	prefix, given := o.isSet("WithKeyPrefix")
-	if kind == funcKind {
+	if w.kind == funcKind {
 		if given {
 			return "", &ConfigError{Name: "WithKeyPrefix", Err: errors.New("a function wrapper's key prefix is the Lambda function's name and its own")}
 		}
-		if name == "" {
+		if w.name == "" {
 			return "", &ConfigError{Name: "name", Err: errors.New("a function wrapper needs a name, its key prefix")}
 		}
 		// As Powertools does: two functions sharing a table and a
 		// wrapper's name must not share its records.
 		if fn != "" {
-			return fn + "." + name, nil
+			return fn + "." + w.name, nil
 		}
-		return name, nil
+		return w.name, nil
 	}
 	fromEnv := fn != "" && (o.compat != PowertoolsPython || o.pythonHandler != "")
 	switch {

@@ -30,7 +30,7 @@ func TestDisabledSpellings(t *testing.T) {
 		t.Run(tc.value, func(t *testing.T) {
 			t.Setenv(envDisabled, tc.value)
 			t.Setenv(envDev, "1") // no warnings here
-			e, err := build(nopStore{}, funcKind, "f", nil, nil, nil)
+			e, err := build(nopStore{}, wrapper{kind: funcKind, name: "f"}, nil)
 			if tc.invalid {
 				var ce *ConfigError
 				if !errors.As(err, &ce) || ce.Name != envDisabled {

@@ -39,7 +39,7 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 	if fn == nil {
 		panic(&ConfigError{Name: "fn", Err: errors.New("function is nil")})
 	}
-	e, err := build(store, funcKind, name, reflect.TypeFor[In](), reflect.TypeFor[Out](), opts)
+	e, err := build(store, wrapper{kind: funcKind, name: name, in: reflect.TypeFor[In](), out: reflect.TypeFor[Out]()}, opts)
 	if err != nil {
 		panic(err)
 	}

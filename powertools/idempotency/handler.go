@@ -1,15 +1,9 @@
 package idempotency
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"reflect"
-
-	"github.com/gopowertools/lambda/internal/keyformat"
 )
 
 // Handler is an idempotent Lambda handler: pass it to lambda.Start from
@@ -42,7 +36,7 @@ func New[In, Out any](store Store, fn func(context.Context, In) (Out, error), op
 	if fn == nil {
 		return nil, &ConfigError{Name: "fn", Err: errors.New("handler is nil")}
 	}
-	e, err := build(store, handlerKind, "", reflect.TypeFor[In](), reflect.TypeFor[Out](), opts)
+	e, err := build(store, wrapper{kind: handlerKind, in: reflect.TypeFor[In](), out: reflect.TypeFor[Out]()}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -109,48 +103,4 @@ func adapt[In, Out any](e *engine, fn func(context.Context, In) (Out, error)) ca
 		}
 		return encode(out)
 	}
-}
-
-// decodeEvent decodes the event into in for the handler, as aws-lambda-go
-// does with the same options (lambda.WithUseNumber,
-// lambda.WithDisallowUnknownFields), and refuses data after the value as
-// json.Unmarshal does.
-func (e *engine) decodeEvent(payload []byte, in any) error {
-	if !e.useNumber && !e.disallowUnknown {
-		return json.Unmarshal(payload, in)
-	}
-	d := json.NewDecoder(bytes.NewReader(payload))
-	if e.useNumber {
-		d.UseNumber()
-	}
-	if e.disallowUnknown {
-		d.DisallowUnknownFields()
-	}
-	if err := d.Decode(in); err != nil {
-		return err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return errors.New("idempotency: data after the event's JSON value")
-	}
-	return nil
-}
-
-// encode encodes v as aws-lambda-go encodes a response. A failure is an
-// *encodeError: the user's code has succeeded by then.
-func encode(v any) ([]byte, error) {
-	b, err := keyformat.Encode(v)
-	if err != nil {
-		return nil, &encodeError{err: err}
-	}
-	return b, nil
-}
-
-// decodeStored decodes the response of a replay into Out: a stored
-// response that does not decode is a *CorruptedRecordError.
-func decodeStored[Out any](res result) (Out, error) {
-	var stored, zero Out
-	if err := json.Unmarshal(res.response, &stored); err != nil {
-		return zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
-	}
-	return stored, nil
 }

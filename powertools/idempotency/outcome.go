@@ -120,7 +120,7 @@ func (e *engine) observers(o *options, bad func(string, error) error) (func(cont
 	return func(ctx context.Context, obs Observation) {
 		// One reading of the clock, so that the document and the log
 		// give a replay the same age.
-		now := e.now()
+		now := e.clock()
 		if metrics != nil {
 			e.writeMetrics(ctx, metrics, obs, now)
 		}
@@ -142,7 +142,7 @@ func (e *engine) startTimer() time.Time {
 	if e.observer == nil {
 		return time.Time{}
 	}
-	return e.now()
+	return e.clock()
 }
 
 // since is the time from start, of startTimer, to now; 0 when start is
@@ -151,7 +151,7 @@ func (e *engine) since(start time.Time) time.Duration {
 	if start.IsZero() {
 		return 0
 	}
-	return e.now().Sub(start)
+	return e.clock().Sub(start)
 }
 
 // observe tells e's observer, if any, how the invocation that began at

@@ -50,7 +50,7 @@ var Defects = []Defect{
 	{
 		Name:      "replay-without-payload-check",
 		File:      "powertools/idempotency/duplicate.go",
-		Old:       "if e.validation == nil || rec.PayloadHash == hash || (rec.Status == StatusInProgress && rec.PayloadHash == \"\") {",
+		Old:       "if inv.validation == nil || rec.PayloadHash == inv.hash || (rec.Status == StatusInProgress && rec.PayloadHash == \"\") {",
 		New:       "if true {",
 		Store:     StoreDynamo,
 		Invariant: invPayload,
@@ -71,9 +71,9 @@ var Defects = []Defect{
 	},
 	{
 		Name:      "lease-shorter-than-invocation",
-		File:      "powertools/idempotency/engine.go",
-		Old:       "return d.Add(e.leaseBeyond)",
-		New:       "return d.Add(now.Sub(d) + time.Second)",
+		File:      "powertools/idempotency/lease.go",
+		Old:       "return d.Add(inv.leaseBeyond)",
+		New:       "return d.Add(inv.now.Sub(d) + time.Second)",
 		Store:     StoreDynamo,
 		Invariant: invRecord,
 		Why:       "the lease ends a second after the invocation starts, not at its deadline: a duplicate takes the key over from an invocation still running",
@@ -83,7 +83,7 @@ var Defects = []Defect{
 	// an expiry or a failover.
 	{
 		Name:      "abandoned-without-grace",
-		File:      "powertools/idempotency/duplicate.go",
+		File:      "powertools/idempotency/lease.go",
 		Old:       "return !rec.Deadline.IsZero() && !now.Before(rec.Deadline.Add(AbandonGrace))",
 		New:       "return !rec.Deadline.IsZero() && !now.Before(rec.Deadline)",
 		Store:     StoreDynamo,
@@ -92,9 +92,9 @@ var Defects = []Defect{
 	},
 	{
 		Name:      "uncertain-hold-new-token",
-		File:      "powertools/idempotency/engine.go",
-		Old:       "Expiry:      e.now().Add(e.expiresAfter),\n\t\tLeaseToken:  rec.LeaseToken,",
-		New:       "Expiry:      e.now().Add(e.expiresAfter),\n\t\tLeaseToken:  newLeaseToken(),",
+		File:      "powertools/idempotency/complete.go",
+		Old:       "Expiry:      inv.clock().Add(inv.expiresAfter),\n\t\tLeaseToken:  rec.LeaseToken,",
+		New:       "Expiry:      inv.clock().Add(inv.expiresAfter),\n\t\tLeaseToken:  newLeaseToken(),",
 		Store:     StoreDynamo,
 		Invariant: invAtMostOnce,
 		Why:       "an uncertain outcome is held under a new token, so the store refuses the UNCERTAIN write: the key stays IN_PROGRESS until the lease ends and the effect runs again; shows only when the downstream's answer is lost",
@@ -110,7 +110,7 @@ var Defects = []Defect{
 	},
 	{
 		Name:      "policies-swapped",
-		File:      "powertools/idempotency/duplicate.go",
+		File:      "powertools/idempotency/lease.go",
 		Old:       "if e.abandon == AbandonRetry {",
 		New:       "if e.abandon != AbandonBlock {",
 		Store:     StoreDynamo,
@@ -119,8 +119,8 @@ var Defects = []Defect{
 	},
 	{
 		Name:      "lease-without-beyond",
-		File:      "powertools/idempotency/engine.go",
-		Old:       "return d.Add(e.leaseBeyond)",
+		File:      "powertools/idempotency/lease.go",
+		Old:       "return d.Add(inv.leaseBeyond)",
 		New:       "return d",
 		Store:     StoreRedis,
 		Invariant: invRecord,

@@ -1,0 +1,74 @@
+package idempotency
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gopowertools/lambda/internal/keyformat"
+)
+
+// The edge's JSON: the event decoded for the handler, its result encoded
+// for the record and the caller, and a stored response decoded for a
+// replay, each as aws-lambda-go does it.
+
+// encodeError reports that the user's code succeeded but its result could
+// not be encoded. Its effect has happened, so the key is completed (with no
+// response) rather than released for a rerun.
+type encodeError struct{ err error }
+
+func (e *encodeError) Error() string { return e.err.Error() }
+
+// unwrapEncode gives the caller the encoding error itself.
+func unwrapEncode(err error) error {
+	if encErr, ok := err.(*encodeError); ok {
+		return encErr.err
+	}
+	return err
+}
+
+// decodeEvent decodes the event into in for the handler, as aws-lambda-go
+// does with the same options (lambda.WithUseNumber,
+// lambda.WithDisallowUnknownFields), and refuses data after the value as
+// json.Unmarshal does.
+func (e *engine) decodeEvent(payload []byte, in any) error {
+	if !e.useNumber && !e.disallowUnknown {
+		return json.Unmarshal(payload, in)
+	}
+	d := json.NewDecoder(bytes.NewReader(payload))
+	if e.useNumber {
+		d.UseNumber()
+	}
+	if e.disallowUnknown {
+		d.DisallowUnknownFields()
+	}
+	if err := d.Decode(in); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("idempotency: data after the event's JSON value")
+	}
+	return nil
+}
+
+// encode encodes v as aws-lambda-go encodes a response. A failure is an
+// *encodeError: the user's code has succeeded by then.
+func encode(v any) ([]byte, error) {
+	b, err := keyformat.Encode(v)
+	if err != nil {
+		return nil, &encodeError{err: err}
+	}
+	return b, nil
+}
+
+// decodeStored decodes the response of a replay into Out: a stored
+// response that does not decode is a *CorruptedRecordError.
+func decodeStored[Out any](res result) (Out, error) {
+	var stored, zero Out
+	if err := json.Unmarshal(res.response, &stored); err != nil {
+		return zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
+	}
+	return stored, nil
+}
