@@ -28,7 +28,8 @@ func (inv *invocation) writeContext() context.Context {
 // exception is a store that commits the handler's staged writes with the
 // record ([Invoker]): when it reports that they were not committed, or
 // that it cannot tell (a [*CommitError]), the effect did not happen, or
-// may not have, and saying it did would be a lie.
+// may not have, and saying it did would be a lie. The outcome is the
+// invocation's, or "" where the error says it.
 func (inv *invocation) complete(resp []byte, omitted bool) (Outcome, error) {
 	ctx, rec := inv.writeContext(), &inv.lease.rec
 	now := inv.clock()
@@ -101,7 +102,7 @@ func (inv *invocation) notCommitted(commit *CommitError) (Outcome, error) {
 	default:
 		inv.log().ErrorContext(ctx, "idempotency: unknown whether the handler's staged writes were committed; the record is kept: COMPLETED if they were, else it runs again once the lease ends", "key", inv.key, "error", commit)
 	}
-	return OutcomeStoreError, &PersistenceError{Op: "complete", Key: inv.key, Err: commit}
+	return "", &PersistenceError{Op: "complete", Key: inv.key, Err: commit}
 }
 
 // release deletes the INPROGRESS record so that a retry can run the

@@ -31,10 +31,10 @@ func (inv *invocation) duplicate(rec *Record) (res result, err error, reacquire 
 			return res, err, false
 		case StatusInProgress:
 		default:
-			return result{key: inv.key, outcome: OutcomeStoreError}, &CorruptedRecordError{Key: inv.key, Reason: fmt.Sprintf("unknown status %q", rec.Status)}, false
+			return result{key: inv.key}, &CorruptedRecordError{Key: inv.key, Reason: fmt.Sprintf("unknown status %q", rec.Status)}, false
 		}
 		if err := inv.checkPayload(rec); err != nil {
-			return result{key: inv.key, outcome: OutcomeConflict}, err, false
+			return result{key: inv.key}, err, false
 		}
 		if holderGone(rec, inv.now) {
 			return inv.abandon(rec)
@@ -42,7 +42,7 @@ func (inv *invocation) duplicate(rec *Record) (res result, err error, reacquire 
 		next, err := inv.waitForHolder(rec)
 		switch {
 		case err != nil:
-			return result{key: inv.key, outcome: OutcomeInProgress}, err, false
+			return result{key: inv.key}, err, false
 		case next == nil:
 			return result{}, nil, true
 		}
@@ -53,14 +53,13 @@ func (inv *invocation) duplicate(rec *Record) (res result, err error, reacquire 
 // replay returns the response stored in rec, a COMPLETED record, after
 // checking the payload. An error of the replay hook is a replay's.
 func (inv *invocation) replay(rec *Record) (result, error) {
-	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
 	if err := inv.checkPayload(rec); err != nil {
-		return result{key: rec.Key, outcome: OutcomeConflict}, err
+		return result{key: rec.Key}, err
 	}
 	if rec.ResponseOmitted {
-		res.outcome = OutcomeNotStored
-		return res, &ResponseNotStoredError{Key: rec.Key, Reason: rec.ResponseOmittedReason}
+		return result{key: rec.Key}, &ResponseNotStoredError{Key: rec.Key, Reason: rec.ResponseOmittedReason}
 	}
+	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
 	if inv.replayHook == nil {
 		res.response = rec.Response
 		return res, nil

@@ -64,13 +64,14 @@ type engine struct {
 // can tell it from the user's own error.
 type call func(ctx context.Context, payload []byte) ([]byte, error)
 
-// result is what an idempotent invocation produced. Each place in the
-// engine that ends an invocation says its outcome, rather than a caller
-// guessing it from the error afterwards.
+// result is what an idempotent invocation produced.
 type result struct {
 	response []byte
 	key      string // "" when the invocation ran without idempotency
-	outcome  Outcome
+	// outcome is what the invocation's path made of it where its error
+	// alone does not say: a success, a handler's failure, a lost lease.
+	// "" otherwise: the row of its error in endings gives it.
+	outcome Outcome
 	// completedAt is, for a replay, when the replayed record became
 	// COMPLETED (zero when it does not say).
 	completedAt time.Time
@@ -111,9 +112,9 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 // do runs fn under idempotency for the event payload.
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
 	ctx = e.compatContext(ctx)
-	key, hash, fail, err := e.identify(payload)
+	key, hash, err := e.identify(payload)
 	if err != nil {
-		return result{outcome: fail}, err
+		return result{}, err
 	}
 	if key == "" {
 		return e.withoutKey(ctx, payload, fn)
@@ -132,7 +133,7 @@ func (e *engine) withoutKey(ctx context.Context, payload []byte, fn call) (resul
 	start := e.startTimer()
 	resp, err := fn(withoutKey(ctx), payload)
 	if _, ok := err.(*UndecodableEventError); ok {
-		return result{outcome: OutcomeUndecodableEvent}, err
+		return result{}, err
 	}
 	return result{response: resp, outcome: OutcomeNoKey, handler: e.since(start), handlerRan: true}, unwrapEncode(err)
 }
@@ -149,7 +150,7 @@ func (inv *invocation) acquire() (result, error) {
 		inv.setLease(rec, inv.lease.end)
 		existing, err := inv.store.Acquire(inv.ctx, rec, inv.now)
 		if err != nil {
-			return result{key: inv.key, outcome: OutcomeStoreError}, storeError("acquire", inv.key, err)
+			return result{key: inv.key}, storeError("acquire", inv.key, err)
 		}
 		if existing == nil || (existing.Status == StatusInProgress && existing.LeaseToken == rec.LeaseToken) {
 			// Written, or written by an earlier try of this same request
@@ -163,10 +164,10 @@ func (inv *invocation) acquire() (result, error) {
 				return res, err
 			}
 			if attempt == acquireAttempts {
-				return result{key: inv.key, outcome: OutcomeInProgress}, &InProgressError{Key: inv.key, LeaseEnd: holderDeadline(existing)}
+				return result{key: inv.key}, &InProgressError{Key: inv.key, LeaseEnd: holderDeadline(existing)}
 			}
 		case attempt == acquireAttempts:
-			return result{key: inv.key, outcome: OutcomeStoreError}, &PersistenceError{Op: "acquire", Key: inv.key, Err: errStaleLive}
+			return result{key: inv.key}, &PersistenceError{Op: "acquire", Key: inv.key, Err: errStaleLive}
 		}
 		inv.now = inv.clock()
 	}
@@ -203,7 +204,7 @@ func (inv *invocation) runHandler() (result, error) {
 		// fn did not run: the event cannot reach it, on this delivery
 		// or any other, so the key is free for one that can.
 		inv.release()
-		return result{key: inv.key, outcome: OutcomeUndecodableEvent}, undecodable
+		return result{key: inv.key}, undecodable
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*UncertainError](err); ok {

@@ -14,6 +14,13 @@ func init() {
 	hook.FormerValidation = func(validation, former string) any {
 		return Option(func(o *options) { o.former = formerValidation{of: validation, expr: former} })
 	}
+	hook.Answer = func(err error) (int, string, error) {
+		end, cause := endingOf(err)
+		if end == nil {
+			return 0, "", nil
+		}
+		return end.status, end.problem, cause
+	}
 }
 
 // formerValidation is a validation expression, expr, that the default

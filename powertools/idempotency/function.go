@@ -54,13 +54,13 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 		var zero Out
 		arg, err := json.Marshal(in)
 		if err != nil {
-			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("encode the argument of %s: %w", name, err)}
+			return result{}, zero, &InvalidEventError{Err: fmt.Errorf("encode the argument of %s: %w", name, err)}
 		}
 		if keyformat.ReplacedText(arg) {
-			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
+			return result{}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s holds text that is not valid UTF-8, which JSON cannot encode faithfully", name)}
 		}
 		if holdsAny && typedoor.BytesInAny(reflect.ValueOf(&in).Elem()) {
-			return result{outcome: OutcomeInvalidEvent}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s: %w", name, typedoor.ErrBytesInAny)}
+			return result{}, zero, &InvalidEventError{Err: fmt.Errorf("the argument of %s: %w", name, typedoor.ErrBytesInAny)}
 		}
 		var out Out
 		res, err := e.do(ctx, arg, func(ctx context.Context, _ []byte) ([]byte, error) {
@@ -78,9 +78,9 @@ func WrapFunc[In, Out any](name string, store Store, fn func(context.Context, In
 		}
 		stored, err := decodeStored[Out](res)
 		if err != nil {
-			res.outcome = OutcomeStoreError
+			return result{key: res.key}, zero, err
 		}
-		return res, stored, err
+		return res, stored, nil
 	}
 	return func(ctx context.Context, in In) (Out, error) {
 		start := e.startTimer()

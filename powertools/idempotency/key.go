@@ -13,25 +13,25 @@ import (
 
 // identify returns the key and the payload hash of payload, before any
 // store call; the key is "" when the event has no key and none is
-// required. An error comes with the outcome it makes.
-func (e *engine) identify(payload []byte) (key, hash string, fail Outcome, err error) {
+// required.
+func (e *engine) identify(payload []byte) (key, hash string, err error) {
 	keyValue, validated, err := e.readRequest(payload)
 	if err != nil {
-		return "", "", OutcomeInvalidEvent, err
+		return "", "", err
 	}
 	if missing(keyValue, e.keyMulti) {
 		if e.keyRequired {
-			return "", "", OutcomeMissingKey, &MissingKeyError{Expression: e.keyExpr.String()}
+			return "", "", &MissingKeyError{Expression: e.keyExpr.String()}
 		}
-		return "", "", "", nil
+		return "", "", nil
 	}
 	if key, err = e.keys.Key(e.prefix, keyValue); err != nil {
-		return "", "", OutcomeInvalidEvent, &InvalidEventError{Expression: e.keyExpr.String(), Err: inexact(err)}
+		return "", "", &InvalidEventError{Expression: e.keyExpr.String(), Err: inexact(err)}
 	}
 	if hash, err = e.payloadHash(validated); err != nil {
-		return "", "", OutcomeInvalidEvent, err
+		return "", "", err
 	}
-	return key, hash, "", nil
+	return key, hash, nil
 }
 
 // readRequest returns what the key and the validation expressions select

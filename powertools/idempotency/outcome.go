@@ -3,6 +3,8 @@ package idempotency
 import (
 	"context"
 	"log/slog"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/gopowertools/lambda/internal/emf"
@@ -67,6 +69,84 @@ const (
 	// idempotency.
 	OutcomeNoKey Outcome = "no_key"
 )
+
+// ending is how an invocation ends with an error of the middleware's own:
+// the outcome it has, hence its metric (metricName), and the answer of
+// the HTTP adapter (httpapi): its status and problem code, or 0 and ""
+// when it answers none of its own and returns the error, for Lambda to
+// report as it reports a handler's.
+type ending struct {
+	err     reflect.Type
+	outcome Outcome
+	status  int
+	problem string
+}
+
+// endings is the one table of the middleware's errors: each error type
+// has its row. An invocation whose path does not say its outcome (a
+// success, a handler's error, a lost lease) has the outcome of its
+// error's row. CommitError reaches a caller inside a PersistenceError,
+// InexactNumberError inside an InvalidEventError: their rows say what the
+// error that carries them says.
+var endings = [...]ending{
+	{reflect.TypeFor[*InvalidEventError](), OutcomeInvalidEvent, 400, "ambiguous-request"}, // Bad Request
+	{reflect.TypeFor[*InexactNumberError](), OutcomeInvalidEvent, 400, "ambiguous-request"},
+	{reflect.TypeFor[*MissingKeyError](), OutcomeMissingKey, 400, "missing-key"},
+	{reflect.TypeFor[*UndecodableEventError](), OutcomeUndecodableEvent, 0, ""},
+	{reflect.TypeFor[*PayloadConflictError](), OutcomeConflict, 422, "key-reused"}, // Unprocessable Content
+	{reflect.TypeFor[*InProgressError](), OutcomeInProgress, 409, "in-progress"},   // Conflict
+	{reflect.TypeFor[*UncertainError](), OutcomeUncertain, 409, "outcome-uncertain"},
+	{reflect.TypeFor[*AbandonedError](), OutcomeAbandoned, 409, "outcome-uncertain"},
+	{reflect.TypeFor[*ResponseNotStoredError](), OutcomeNotStored, 409, "response-not-stored"},
+	{reflect.TypeFor[*CorruptedRecordError](), OutcomeStoreError, 500, "record-unreadable"}, // Internal Server Error
+	{reflect.TypeFor[*PersistenceError](), OutcomeStoreError, 503, "store-unavailable"},     // Service Unavailable
+	{reflect.TypeFor[*CommitError](), OutcomeStoreError, 503, "store-unavailable"},
+	{reflect.TypeFor[*ConfigError](), OutcomeStoreError, 0, ""}, // a store that its configuration keeps from working
+}
+
+// endingOf returns the row of the outermost error in err's tree that has
+// one, as errors.As walks it, and the error; nil when none has. An
+// UncertainError without a key is a handler's own error (made with
+// Uncertain), not the middleware's: it has no row.
+func endingOf(err error) (*ending, error) {
+	if err == nil {
+		return nil, nil
+	}
+	if u, ok := err.(*UncertainError); !ok || u.Key != "" {
+		t := reflect.TypeOf(err)
+		for i := range endings {
+			if endings[i].err == t {
+				return &endings[i], err
+			}
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return endingOf(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, inner := range u.Unwrap() {
+			if e, cause := endingOf(inner); e != nil {
+				return e, cause
+			}
+		}
+	}
+	return nil, nil
+}
+
+// metricName names the count of the outcome o: "Idempotency" and o in
+// upper camel case (IdempotencyInProgress). A metric has 1 in the
+// document of an invocation that ended so; docs/operations.md says what
+// each means.
+func metricName(o Outcome) string {
+	var b strings.Builder
+	b.WriteString("Idempotency")
+	for word := range strings.SplitSeq(string(o), "_") {
+		if word != "" {
+			b.WriteString(strings.ToUpper(word[:1]) + word[1:])
+		}
+	}
+	return b.String()
+}
 
 // Observation is what [WithObserver] is told of one invocation.
 type Observation struct {
@@ -160,31 +240,16 @@ func (e *engine) observe(ctx context.Context, start time.Time, res result, err e
 	if e.observer == nil {
 		return
 	}
+	if res.outcome == "" {
+		if end, _ := endingOf(err); end != nil {
+			res.outcome = end.outcome
+		}
+	}
 	o := Observation{Outcome: res.outcome, Key: res.key, Err: err, Duration: e.since(start), HandlerDuration: res.handler, HandlerRan: res.handlerRan}
 	if res.outcome == OutcomeReplayed {
 		o.CompletedAt = res.completedAt
 	}
 	e.observer(ctx, o)
-}
-
-// metricNames names the count of each outcome: a metric has 1 in the
-// document of an invocation that ended so. docs/operations.md says what
-// each means.
-var metricNames = map[Outcome]string{
-	OutcomeNew:              "IdempotencyNew",
-	OutcomeReplayed:         "IdempotencyReplayed",
-	OutcomeInProgress:       "IdempotencyInProgress",
-	OutcomeConflict:         "IdempotencyConflict",
-	OutcomeReleased:         "IdempotencyReleased",
-	OutcomeUncertain:        "IdempotencyUncertain",
-	OutcomeLeaseLost:        "IdempotencyLeaseLost",
-	OutcomeAbandoned:        "IdempotencyAbandoned",
-	OutcomeStoreError:       "IdempotencyStoreError",
-	OutcomeNotStored:        "IdempotencyNotStored",
-	OutcomeInvalidEvent:     "IdempotencyInvalidEvent",
-	OutcomeMissingKey:       "IdempotencyMissingKey",
-	OutcomeUndecodableEvent: "IdempotencyUndecodableEvent",
-	OutcomeNoKey:            "IdempotencyNoKey",
 }
 
 // The other metrics, and the dimensions of all. The names start with
@@ -210,8 +275,8 @@ const (
 // response.
 func (e *engine) writeMetrics(ctx context.Context, w *emf.Writer, o Observation, now time.Time) {
 	var metrics []emf.Metric
-	if name, ok := metricNames[o.Outcome]; ok {
-		metrics = append(metrics, emf.Metric{Name: name, Unit: "Count", Value: 1})
+	if o.Outcome != "" {
+		metrics = append(metrics, emf.Metric{Name: metricName(o.Outcome), Unit: "Count", Value: 1})
 	}
 	metrics = append(metrics, emf.Milliseconds(metricDuration, o.Duration))
 	if o.HandlerDuration > 0 {

@@ -59,7 +59,7 @@ func (inv *invocation) abandon(rec *Record) (res result, err error, reacquire bo
 	if inv.engine.abandon != AbandonUncertain {
 		// AbandonBlock, and AbandonRetry meeting a record of a function
 		// with another policy: what that function chose holds.
-		return result{key: inv.key, outcome: OutcomeAbandoned}, &AbandonedError{Key: inv.key, Deadline: rec.Deadline, Expiry: rec.Expiry}, false
+		return result{key: inv.key}, &AbandonedError{Key: inv.key, Deadline: rec.Deadline, Expiry: rec.Expiry}, false
 	}
 	// Marked UNCERTAIN under the abandoned invocation's token, so that
 	// the write fails if that record has changed since it was read.
@@ -68,7 +68,7 @@ func (inv *invocation) abandon(rec *Record) (res result, err error, reacquire bo
 		if errors.Is(err, ErrLeaseLost) {
 			return result{}, nil, true
 		}
-		return result{key: inv.key, outcome: OutcomeStoreError}, storeError("abandon", inv.key, err), false
+		return result{key: inv.key}, storeError("abandon", inv.key, err), false
 	}
 	inv.log().WarnContext(inv.ctx, "idempotency: the invocation holding the key ended without completing; its record is now UNCERTAIN", "key", inv.key, "deadline", rec.Deadline)
 	res, err = inv.reconcile(marked)
@@ -84,14 +84,13 @@ type reconcileFunc func(ctx context.Context, key string) (resp []byte, happened 
 // happen; else an *UncertainError.
 func (inv *invocation) reconcile(rec *Record) (result, error) {
 	if err := inv.checkPayload(rec); err != nil {
-		return result{key: inv.key, outcome: OutcomeConflict}, err
+		return result{key: inv.key}, err
 	}
-	uncertain := result{key: inv.key, outcome: OutcomeUncertain}
 	if inv.reconciler == nil {
-		return uncertain, &UncertainError{Key: inv.key}
+		return result{key: inv.key}, &UncertainError{Key: inv.key}
 	}
 	if inv.now.Before(rec.LeaseEnd) {
-		return uncertain, &UncertainError{Key: inv.key, LeaseEnd: rec.LeaseEnd}
+		return result{key: inv.key}, &UncertainError{Key: inv.key, LeaseEnd: rec.LeaseEnd}
 	}
 	inv.lease = lease{rec: Record{
 		Key:         inv.key,
@@ -105,15 +104,15 @@ func (inv *invocation) reconcile(rec *Record) (result, error) {
 	if err := inv.store.Reclaim(inv.ctx, &inv.lease.rec, rec.LeaseToken); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			// Another invocation reclaimed it first and is reconciling.
-			return uncertain, &UncertainError{Key: inv.key}
+			return result{key: inv.key}, &UncertainError{Key: inv.key}
 		}
-		return result{key: inv.key, outcome: OutcomeStoreError}, storeError("reclaim", inv.key, err)
+		return result{key: inv.key}, storeError("reclaim", inv.key, err)
 	}
 	resp, happened, err := inv.reconciler(withKey(inv.ctx, inv.key), inv.key)
 	switch {
 	case err != nil:
 		inv.markUncertain()
-		return uncertain, &UncertainError{Key: inv.key, Err: err}
+		return result{key: inv.key}, &UncertainError{Key: inv.key, Err: err}
 	case happened:
 		// The effect happened: the reconciled result is stored and
 		// returned as a replay would be.

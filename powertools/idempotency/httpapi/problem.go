@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/hook"
 )
 
 // problemType is the media type of an RFC 9457 problem details document.
@@ -88,63 +89,58 @@ func (p problem) encode() string {
 const storeRetryAfter = 1
 
 // problemFor returns the answer to err, an error of the middleware's, with
-// ok false for any other error (the handler's own). Where a time matters,
-// it is measured from now. header says whether the key comes from the
-// Idempotency-Key header, for the wording of a missing key.
+// ok false for any other error (the handler's own). The status and the
+// code are the middleware's table's; the words are the adapter's. Where a
+// time matters, it is measured from now. header says whether the key
+// comes from the Idempotency-Key header, for the wording of a missing key.
 func problemFor(err error, now time.Time, header bool) (p problem, ok bool) {
-	if e, ok := errors.AsType[*idempotency.InProgressError](err); ok {
-		p := newProblem("in-progress", http.StatusConflict, "A request with this idempotency key is outstanding",
-			"A request with the same idempotency key is being processed. Retry it unchanged after the Retry-After delay to get its response.")
+	status, code, cause := hook.Answer(err)
+	if status == 0 {
+		return problem{}, false
+	}
+	text := problemTexts[code]
+	p = newProblem(code, status, text.title, text.detail)
+	switch e := cause.(type) {
+	case *idempotency.InProgressError:
 		p.retryAfter = retryAfter(e.LeaseEnd, now)
-		return p, true
-	}
-	if _, ok := errors.AsType[*idempotency.PayloadConflictError](err); ok {
-		return newProblem("key-reused", http.StatusUnprocessableEntity, "Idempotency key already used",
-			"This idempotency key was used for a request with another payload. A retry must repeat its request unchanged; a new request needs a new key."), true
-	}
-	if _, ok := errors.AsType[*idempotency.MissingKeyError](err); ok {
-		detail := "This operation requires an idempotency key, and the request carries none."
+	case *idempotency.MissingKeyError:
 		if header {
-			detail = "This operation requires an Idempotency-Key header, such as Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\"."
+			p.Detail = "This operation requires an Idempotency-Key header, such as Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\"."
 		}
-		return newProblem("missing-key", http.StatusBadRequest, "Idempotency key missing", detail), true
-	}
-	if _, ok := errors.AsType[*idempotency.InvalidEventError](err); ok {
-		return newProblem("ambiguous-request", http.StatusBadRequest, "Request has no single meaning",
-			"The request names a field twice, perhaps in another letter case, or its body is not the JSON this operation reads its idempotency key or payload from."), true
-	}
-	if e, ok := errors.AsType[*idempotency.UncertainError](err); ok && e.Key != "" {
-		// Key is set on a duplicate's error only; the handler's own
-		// (made with idempotency.Uncertain) is its error, returned as it is.
-		p := newProblem("outcome-uncertain", http.StatusConflict, "Outcome being checked",
-			"An earlier request with this idempotency key may or may not have taken effect, and that is being checked, by a person if need be. Do not send it again with a new key; retry later with the same one.")
+	case *idempotency.UncertainError:
 		if !e.LeaseEnd.IsZero() {
 			p.retryAfter = retryAfter(e.LeaseEnd, now)
 		}
-		return p, true
-	}
-	if _, ok := errors.AsType[*idempotency.AbandonedError](err); ok {
-		return newProblem("outcome-uncertain", http.StatusConflict, "Outcome being checked",
-			"An earlier request with this idempotency key ended before it finished and may or may not have taken effect; a person will check. Do not send it again with a new key; retry later with the same one."), true
-	}
-	if _, ok := errors.AsType[*idempotency.ResponseNotStoredError](err); ok {
-		return newProblem("response-not-stored", http.StatusConflict, "Response not available",
-			"The request with this idempotency key was carried out, but its response was not kept and cannot be sent again. Do not repeat the request: look its result up."), true
-	}
-	if _, ok := errors.AsType[*idempotency.CorruptedRecordError](err); ok {
-		return newProblem("record-unreadable", http.StatusInternalServerError, "Idempotency record unreadable",
-			"The record of this idempotency key cannot be read, and an operator must repair it. The request was not carried out."), true
-	}
-	if e, ok := errors.AsType[*idempotency.PersistenceError](err); ok {
-		detail := "The request could not be recorded, so it was not carried out. Retry it unchanged, with the same idempotency key."
+	case *idempotency.AbandonedError:
+		p.Detail = "An earlier request with this idempotency key ended before it finished and may or may not have taken effect; a person will check. Do not send it again with a new key; retry later with the same one."
+	case *idempotency.PersistenceError:
 		if e.Op == "complete" {
-			detail = "The outcome of the request could not be recorded. Retry it unchanged, with the same idempotency key, to learn it."
+			p.Detail = "The outcome of the request could not be recorded. Retry it unchanged, with the same idempotency key, to learn it."
 		}
-		p := newProblem("store-unavailable", http.StatusServiceUnavailable, "Idempotency store unavailable", detail)
 		p.retryAfter = storeRetryAfter
-		return p, true
 	}
-	return problem{}, false
+	return p, true
+}
+
+// problemTexts are the title and detail of each problem code of the
+// middleware's errors.
+var problemTexts = map[string]struct{ title, detail string }{
+	"in-progress": {"A request with this idempotency key is outstanding",
+		"A request with the same idempotency key is being processed. Retry it unchanged after the Retry-After delay to get its response."},
+	"key-reused": {"Idempotency key already used",
+		"This idempotency key was used for a request with another payload. A retry must repeat its request unchanged; a new request needs a new key."},
+	"missing-key": {"Idempotency key missing",
+		"This operation requires an idempotency key, and the request carries none."},
+	"ambiguous-request": {"Request has no single meaning",
+		"The request names a field twice, perhaps in another letter case, or its body is not the JSON this operation reads its idempotency key or payload from."},
+	"outcome-uncertain": {"Outcome being checked",
+		"An earlier request with this idempotency key may or may not have taken effect, and that is being checked, by a person if need be. Do not send it again with a new key; retry later with the same one."},
+	"response-not-stored": {"Response not available",
+		"The request with this idempotency key was carried out, but its response was not kept and cannot be sent again. Do not repeat the request: look its result up."},
+	"record-unreadable": {"Idempotency record unreadable",
+		"The record of this idempotency key cannot be read, and an operator must repair it. The request was not carried out."},
+	"store-unavailable": {"Idempotency store unavailable",
+		"The request could not be recorded, so it was not carried out. Retry it unchanged, with the same idempotency key."},
 }
 
 // keyProblem is the answer to a request whose Idempotency-Key header is

@@ -1,6 +1,6 @@
 // Package hook holds what package idempotency offers the adapters of
-// this module (httpapi), and not their users: an adapter passes it as an
-// idempotency.Option.
+// this module (httpapi), and not their users. Package idempotency sets
+// each.
 package hook
 
 // FormerValidation returns the idempotency.Option of an adapter whose
@@ -14,3 +14,10 @@ package hook
 // validation tells apart would match one record. Package idempotency
 // sets it.
 var FormerValidation func(validation, former string) any
+
+// Answer returns, for err, the HTTP status and problem code of the row
+// that the middleware's table of errors has for an error in err's tree,
+// and that error, cause; a zero status when the adapter answers err with
+// nothing of its own (the handler's error, or one the table gives no
+// answer).
+var Answer func(err error) (status int, problem string, cause error)
