@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/internal/keyformat"
-	"github.com/gopowertools/lambda/internal/settingsource"
 	"github.com/gopowertools/lambda/jmespath"
 	"github.com/gopowertools/lambda/powertools/idempotency/internal/typedoor"
 )
@@ -172,31 +171,6 @@ func resolve(opts []Option, kind wrapperKind) (*options, error) {
 		}
 	}
 	return o, nil
-}
-
-func init() {
-	settingsource.Of = func(opts any, function bool) (map[string]string, error) {
-		kind := handlerKind
-		if function {
-			kind = funcKind
-		}
-		o, err := resolve(opts.([]Option), kind)
-		if err != nil {
-			return nil, err
-		}
-		sources := make(map[string]string, len(o.given))
-		for option, s := range o.given {
-			sources[option] = s.name
-		}
-		return sources, nil
-	}
-	settingsource.Parse = func(option, value string) (any, error) {
-		spell, ok := spellings[option]
-		if !ok {
-			return nil, fmt.Errorf("%s has no spelling", option)
-		}
-		return spell(value)
-	}
 }
 
 // getenv reads a variable of the wrapper's environment.

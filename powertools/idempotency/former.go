@@ -2,26 +2,12 @@ package idempotency
 
 import (
 	"github.com/gopowertools/lambda/jmespath"
-	"github.com/gopowertools/lambda/powertools/idempotency/internal/hook"
 )
 
 // An adapter's default payload validation can change between releases:
 // records written before the change hold the former expression's hash.
-// internal/hook's FormerValidation gives the adapter the option that
-// says so, and a record written under it matches still.
-
-func init() {
-	hook.FormerValidation = func(validation, former string) any {
-		return Option(func(o *options) { o.former = formerValidation{of: validation, expr: former} })
-	}
-	hook.Answer = func(err error) (int, string, error) {
-		end, cause := endingOf(err)
-		if end == nil {
-			return 0, "", nil
-		}
-		return end.status, end.problem, cause
-	}
-}
+// The adapter gives the option that says so, through the adapters' seam,
+// and a record written under it matches still.
 
 // formerValidation is a validation expression, expr, that the default
 // validation of an adapter, of, replaced.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/internal/hook"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/adapters"
 )
 
 // Option configures [New] and [Wrap]. Options are checked when the wrapper
@@ -156,7 +156,7 @@ func (c *config) middlewareOptions() []idempotency.Option {
 	if !c.keyHeader {
 		return c.idempotency
 	}
-	former := hook.FormerValidation(bodyValidation, formerBodyValidation).(idempotency.Option)
+	former := adapters.FormerValidation(bodyValidation, formerBodyValidation).(idempotency.Option)
 	opts := []idempotency.Option{idempotency.WithDefaults(idempotency.WithPayloadValidation(bodyValidation), former)}
 	opts = append(opts, c.idempotency...)
 	return append(opts, idempotency.WithEventKey(scopeMember), idempotency.WithKeyRequired(c.keyRequired))

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
-	"github.com/gopowertools/lambda/powertools/idempotency/internal/hook"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/adapters"
 )
 
 // problemType is the media type of an RFC 9457 problem details document.
@@ -94,7 +94,7 @@ const storeRetryAfter = 1
 // time matters, it is measured from now. header says whether the key
 // comes from the Idempotency-Key header, for the wording of a missing key.
 func problemFor(err error, now time.Time, header bool) (p problem, ok bool) {
-	status, code, cause := hook.Answer(err)
+	status, code, cause := adapters.Answer(err)
 	if status == 0 {
 		return problem{}, false
 	}

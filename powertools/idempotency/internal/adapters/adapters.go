@@ -1,7 +1,7 @@
-// Package hook holds what package idempotency offers the adapters of
+// Package adapters holds what package idempotency offers the adapters of
 // this module (httpapi), and not their users. Package idempotency sets
 // each.
-package hook
+package adapters
 
 // FormerValidation returns the idempotency.Option of an adapter whose
 // default payload validation expression, validation, replaced former:
