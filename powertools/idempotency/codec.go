@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/gopowertools/lambda/internal/keyformat"
 )
@@ -63,12 +64,22 @@ func encode(v any) ([]byte, error) {
 	return b, nil
 }
 
-// decodeStored decodes the response of a replay into Out: a stored
-// response that does not decode is a *CorruptedRecordError.
+// decodeStored decodes the response of a replay into Out.
 func decodeStored[Out any](res result) (Out, error) {
 	var stored, zero Out
-	if err := json.Unmarshal(res.response, &stored); err != nil {
-		return zero, &CorruptedRecordError{Key: res.key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", stored, err)}
+	if err := decodeResponse(res.key, res.response, &stored); err != nil {
+		return zero, err
 	}
 	return stored, nil
+}
+
+// decodeResponse decodes data, the stored response of the record key,
+// into what v points to, for a replay that gives it as a value (a
+// function wrapper's, WithReplayHook's, httpapi's): a response that does
+// not decode is a *CorruptedRecordError, the same wherever it is met.
+func decodeResponse(key string, data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return &CorruptedRecordError{Key: key, Reason: fmt.Sprintf("the stored response does not decode into %v: %v", reflect.TypeOf(v).Elem(), err)}
+	}
+	return nil
 }

@@ -3,8 +3,6 @@ package idempotency
 import (
 	"context"
 	"crypto"
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -115,8 +113,8 @@ func WithReplayHook[Out any](hook func(ctx context.Context, out Out, rec *Record
 		o.replayOut = reflect.TypeFor[Out]()
 		o.replayHook = func(ctx context.Context, rec *Record) ([]byte, error) {
 			var out Out
-			if err := json.Unmarshal(rec.Response, &out); err != nil {
-				return nil, &CorruptedRecordError{Key: rec.Key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", out, err)}
+			if err := decodeResponse(rec.Key, rec.Response, &out); err != nil {
+				return nil, err
 			}
 			out, err := hook(ctx, out, rec)
 			if err != nil {

@@ -16,8 +16,9 @@ import (
 //     variable's value reads, so that it shows the library's own answer
 //     instead of working it out a second time.
 //   - internal/adapters: this module's adapters (httpapi) get the option
-//     that names an adapter's former default validation, and the HTTP
-//     answer that the table of errors gives an error.
+//     that names an adapter's former default validation, the HTTP answer
+//     that the table of errors gives an error, and the decoding of a
+//     stored response that a replay gives as a value.
 //   - internal/simclock: the simulator gives an invocation a clock of its
 //     own, in its context; the engine reads the time left before a
 //     deadline, its waits and their jitter from it, and from the real
@@ -50,6 +51,7 @@ func init() {
 	adapters.FormerValidation = func(validation, former string) any {
 		return Option(func(o *options) { o.former = formerValidation{of: validation, expr: former} })
 	}
+	adapters.DecodeResponse = decodeResponse
 	adapters.Answer = func(err error) (int, string, error) {
 		end, cause := endingOf(err)
 		if end == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
+	"github.com/gopowertools/lambda/powertools/idempotency/internal/adapters"
 )
 
 // Wrap makes fn idempotent behind an HTTP front end, and panics with an
@@ -109,9 +110,11 @@ func (a *adapter[Req, Resp]) handle(ctx context.Context, req Req) (Resp, error) 
 	c := &call[Req, Resp]{req: req}
 	out, err := a.handler.Invoke(context.WithValue(ctx, callKey{}, c), event)
 	if err == nil && !c.ran { // a replay
-		if jerr := json.Unmarshal(out, &c.resp); jerr != nil {
+		if json.Unmarshal(out, &c.resp) != nil {
+			// The key, which only the error names, is read again
+			// only then.
 			key, _, _ := a.handler.KeyOf(event)
-			err = &idempotency.CorruptedRecordError{Key: key, Reason: fmt.Sprintf("the stored response does not decode into %T: %v", c.resp, jerr)}
+			err = adapters.DecodeResponse(key, out, &c.resp)
 		}
 	}
 	if err != nil {

@@ -21,3 +21,8 @@ var FormerValidation func(validation, former string) any
 // nothing of its own (the handler's error, or one the table gives no
 // answer).
 var Answer func(err error) (status int, problem string, cause error)
+
+// DecodeResponse decodes data, the stored response of the record key,
+// into what v points to, or returns the *idempotency.CorruptedRecordError
+// that a replay of a response that does not decode gets.
+var DecodeResponse func(key string, data []byte, v any) error
