@@ -24,7 +24,8 @@
 //     asking DynamoDB to return the existing item when the condition fails
 //     (ReturnValuesOnConditionCheckFailure=ALL_OLD). A server that does not
 //     return it costs a second, consistent GetItem.
-//   - [Store.Complete] is one PutItem, conditioned on the lease token.
+//   - [Store.Complete] and [Store.MarkUncertain] are one PutItem,
+//     conditioned on the lease token.
 //   - [Store.Release] is one DeleteItem, conditioned on the lease token.
 //   - [Store.Get] is one consistent GetItem.
 //

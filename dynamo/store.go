@@ -118,21 +118,31 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	}
 }
 
-// Complete replaces the record with rec, with one PutItem conditioned on
-// the lease token (#token = :token). A failed condition gives
-// [idempotency.ErrLeaseLost]; a record over 400 KB gives
+// Complete replaces the record with rec, a COMPLETED record, with one
+// PutItem conditioned on the lease token (#token = :token). A failed
+// condition gives [idempotency.ErrLeaseLost]; a record over 400 KB gives
 // [idempotency.ErrRecordTooLarge] without a request.
 //
-// When the handler staged writes on ctx (see [Stage]) and rec is COMPLETED,
-// Complete commits them with the record in one TransactWriteItems instead;
-// when they are not committed, or it cannot tell, it
-// returns an [*idempotency.CommitError].
+// When the handler staged writes on ctx (see [Stage]), Complete commits
+// them with the record in one TransactWriteItems instead; when they are
+// not committed, or it cannot tell, it returns an
+// [*idempotency.CommitError].
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
-	if rec.Status == idempotency.StatusComplete {
-		if writes := s.staged(ctx); len(writes) > 0 {
-			return s.commit(ctx, rec, writes)
-		}
+	if writes := s.staged(ctx); len(writes) > 0 {
+		return s.commit(ctx, rec, writes)
 	}
+	return s.replace(ctx, "complete", rec)
+}
+
+// MarkUncertain replaces the record with rec, an UNCERTAIN record, with
+// one PutItem conditioned on the lease token, as Complete does; the
+// handler's staged writes, if any, are not committed.
+func (s *Store) MarkUncertain(ctx context.Context, rec *idempotency.Record) error {
+	return s.replace(ctx, "mark uncertain", rec)
+}
+
+// replace writes rec with one PutItem conditioned on its lease token.
+func (s *Store) replace(ctx context.Context, op string, rec *idempotency.Record) error {
 	put, err := s.completePut(ctx, rec)
 	if err != nil {
 		return err
@@ -145,14 +155,15 @@ func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
 		ExpressionAttributeValues: put.ExpressionAttributeValues,
 	})
 	if err != nil {
-		return requestError("complete", rec.Key, err)
+		return requestError(op, rec.Key, err)
 	}
 	return nil
 }
 
-// completePut builds Complete's write as a [types.Put], the element type of
-// TransactWriteItems, so that commit can send the COMPLETED
-// record in the same transaction as the handler's staged writes.
+// completePut builds the write of a record that replaces the one its
+// lease token holds as a [types.Put], the element type of
+// TransactWriteItems, so that commit can send the COMPLETED record in the
+// same transaction as the handler's staged writes.
 func (s *Store) completePut(ctx context.Context, rec *idempotency.Record) (types.Put, error) {
 	if rec.Key == "" {
 		return types.Put{}, errEmptyKey

@@ -161,6 +161,7 @@ func (s idempotencyKeyStore) Acquire(_ context.Context, rec *idempotency.Record,
 	return nil, errKeyOnly
 }
 func (idempotencyKeyStore) Complete(context.Context, *idempotency.Record) error      { return nil }
+func (idempotencyKeyStore) MarkUncertain(context.Context, *idempotency.Record) error { return nil }
 func (idempotencyKeyStore) Release(context.Context, string, string) error            { return nil }
 func (idempotencyKeyStore) Get(context.Context, string) (*idempotency.Record, error) { return nil, nil }
 func (idempotencyKeyStore) Reclaim(context.Context, *idempotency.Record, string) error {

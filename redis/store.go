@@ -105,17 +105,29 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	return s.decodeReply("acquire", rec.Key, reply)
 }
 
-// Complete replaces the record with rec when the stored one carries
-// rec.LeaseToken, with one script; otherwise, or when there is none, it
-// returns [idempotency.ErrLeaseLost]. The key's TTL is the time left
-// until rec.Expiry on this process's clock, plus a minute. A record over
-// the size limit gives [idempotency.ErrRecordTooLarge] without a command.
+// Complete replaces the record with rec, a COMPLETED record, when the
+// stored one carries rec.LeaseToken, with one script; otherwise, or when
+// there is none, it returns [idempotency.ErrLeaseLost]. The key's TTL is
+// the time left until rec.Expiry on this process's clock, plus a minute.
+// A record over the size limit gives [idempotency.ErrRecordTooLarge]
+// without a command.
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
-	args, err := s.record("complete", rec, simclock.Now(ctx), rec.LeaseToken)
+	return s.replace(ctx, "complete", rec)
+}
+
+// MarkUncertain replaces the record with rec, an UNCERTAIN record, as
+// Complete does.
+func (s *Store) MarkUncertain(ctx context.Context, rec *idempotency.Record) error {
+	return s.replace(ctx, "mark uncertain", rec)
+}
+
+// replace writes rec when the stored record carries its lease token.
+func (s *Store) replace(ctx context.Context, op string, rec *idempotency.Record) error {
+	args, err := s.record(op, rec, simclock.Now(ctx), rec.LeaseToken)
 	if err != nil {
 		return err
 	}
-	return s.conditional(ctx, "complete", rec.Key, completeScript, args)
+	return s.conditional(ctx, op, rec.Key, completeScript, args)
 }
 
 // Release deletes the record key when it carries token, with one script.

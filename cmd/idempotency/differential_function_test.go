@@ -227,8 +227,12 @@ func newMotoDiffStore(t *testing.T) *diffStore {
 			if existing, err := store.Acquire(ctx, &first, time.Now().Add(-2*time.Hour)); err != nil || (existing != nil && existing.LeaseToken != first.LeaseToken) {
 				t.Fatalf("seed %s: %v, %v", rec.Key, existing, err)
 			}
+			mark := store.Complete
+			if rec.Status == idempotency.StatusUncertain {
+				mark = store.MarkUncertain
+			}
 			if rec.Status != idempotency.StatusInProgress {
-				if err := store.Complete(ctx, rec); err != nil {
+				if err := mark(ctx, rec); err != nil {
 					t.Fatalf("seed %s: %v", rec.Key, err)
 				}
 			}

@@ -127,7 +127,7 @@ func (inv *invocation) markUncertain() {
 		LeaseToken:  rec.LeaseToken,
 		PayloadHash: rec.PayloadHash,
 	}
-	if err := inv.store.Complete(inv.writeContext(), rec); err != nil {
+	if err := inv.store.MarkUncertain(inv.writeContext(), rec); err != nil {
 		inv.log().ErrorContext(inv.ctx, "idempotency: could not mark the outcome UNCERTAIN; the key stays INPROGRESS until the lease ends, and the handler RUNS AGAIN after it", "key", rec.Key, "lease_end", inv.lease.end, "error", err)
 	}
 }

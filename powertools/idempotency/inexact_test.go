@@ -31,6 +31,11 @@ func (s untouchedStore) Complete(context.Context, *idempotency.Record) error {
 	return errors.New("untouched")
 }
 
+func (s untouchedStore) MarkUncertain(context.Context, *idempotency.Record) error {
+	s.t.Error("MarkUncertain called")
+	return errors.New("untouched")
+}
+
 func (s untouchedStore) Reclaim(context.Context, *idempotency.Record, string) error {
 	s.t.Error("Reclaim called")
 	return errors.New("untouched")

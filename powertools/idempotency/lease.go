@@ -9,9 +9,9 @@ import (
 // lease is what one invocation holds while it owns a key.
 //
 // The record is INPROGRESS as Acquire (or UNCERTAIN as Reclaim) wrote it,
-// then becomes in place the COMPLETED or UNCERTAIN record of the
-// invocation's last write: a Store keeps no *Record it is given (see
-// [Store]), so one record serves every write.
+// then becomes in place the COMPLETED record given to Complete, or the
+// UNCERTAIN one given to MarkUncertain: a Store keeps no *Record it is
+// given (see [Store]), so one record serves every write.
 type lease struct {
 	rec Record
 	end time.Time // rec's lease end, which the final record does not carry

@@ -12,6 +12,10 @@ import (
 // Valkey; [github.com/gopowertools/lambda/powertools/idempotency/idempotencytest.Store]
 // keeps them in memory, with the same semantics, for tests.
 //
+// Each method writes what its name says: Acquire an INPROGRESS record,
+// Complete a COMPLETED one, MarkUncertain an UNCERTAIN one; Reclaim takes
+// an UNCERTAIN record over, Release deletes one, and Get reads.
+//
 // A Store must not keep, or change, a *Record it is given once the call
 // returns, as an io.Writer must not keep p: the middleware reuses the
 // INPROGRESS record it gave Acquire as the COMPLETED record it gives
@@ -30,12 +34,23 @@ type Store interface {
 	// a [*CorruptedRecordError].
 	Acquire(ctx context.Context, rec *Record, now time.Time) (existing *Record, err error)
 
-	// Complete replaces the record rec.Key with rec (status COMPLETED) when
-	// the stored record carries rec.LeaseToken. Otherwise it returns
+	// Complete replaces the record rec.Key with rec, a COMPLETED record,
+	// when the stored record carries rec.LeaseToken. Otherwise it returns
 	// [ErrLeaseLost]. Completing a record already completed with the same
 	// token succeeds, so that a retried request is harmless. When rec is
-	// too large to store, it returns [ErrRecordTooLarge] and stores nothing.
+	// too large to store, it returns [ErrRecordTooLarge] and stores
+	// nothing. An [Invoker] commits the handler's staged writes with it.
 	Complete(ctx context.Context, rec *Record) error
+
+	// MarkUncertain replaces the record rec.Key with rec, an UNCERTAIN
+	// record, when the stored record carries rec.LeaseToken; otherwise it
+	// returns [ErrLeaseLost]. The middleware writes one when a handler
+	// cannot tell whether its effect happened ([Uncertain]), or for an
+	// invocation that ended without completing, under [AbandonUncertain],
+	// with that invocation's token. Marking a record already UNCERTAIN
+	// with the same token succeeds. An [Invoker] commits no staged write
+	// with it.
+	MarkUncertain(ctx context.Context, rec *Record) error
 
 	// Release deletes the record key when it carries token. A missing record
 	// is not an error (a retried release finds its work done); a record with

@@ -64,7 +64,7 @@ func (inv *invocation) abandon(rec *Record) (res result, err error, reacquire bo
 	// Marked UNCERTAIN under the abandoned invocation's token, so that
 	// the write fails if that record has changed since it was read.
 	marked := &Record{Key: inv.key, Status: StatusUncertain, Expiry: rec.Expiry, LeaseToken: rec.LeaseToken, PayloadHash: rec.PayloadHash}
-	if err := inv.store.Complete(inv.writeContext(), marked); err != nil {
+	if err := inv.store.MarkUncertain(inv.writeContext(), marked); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			return result{}, nil, true
 		}

@@ -302,7 +302,10 @@ func (s *askedStore) Acquire(_ context.Context, rec *idempotency.Record, now tim
 }
 
 func (s *askedStore) Complete(context.Context, *idempotency.Record) error { return errRefused }
-func (s *askedStore) Release(context.Context, string, string) error       { return errRefused }
+func (s *askedStore) MarkUncertain(context.Context, *idempotency.Record) error {
+	return errRefused
+}
+func (s *askedStore) Release(context.Context, string, string) error { return errRefused }
 func (s *askedStore) Get(context.Context, string) (*idempotency.Record, error) {
 	return nil, errRefused
 }

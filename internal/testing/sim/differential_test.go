@@ -81,7 +81,7 @@ func operations(seed uint64, base time.Time, staged bool) []op {
 		case x < 7:
 			rec := record(idempotency.StatusUncertain)
 			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
-				return fmt.Sprintf("Complete(UNCERTAIN) %s %s: %s", rec.Key, rec.LeaseToken, errClass(s.Complete(ctx, rec)))
+				return fmt.Sprintf("MarkUncertain %s %s: %s", rec.Key, rec.LeaseToken, errClass(s.MarkUncertain(ctx, rec)))
 			})
 		case x < 8:
 			k, tok := key(), token()
@@ -347,6 +347,10 @@ func (s *withTTL) Acquire(ctx context.Context, rec *idempotency.Record, now time
 
 func (s *withTTL) Complete(ctx context.Context, rec *idempotency.Record) error {
 	return ttlError(s.Store.Complete(ctx, rec), s.ttl(ctx, rec.Key))
+}
+
+func (s *withTTL) MarkUncertain(ctx context.Context, rec *idempotency.Record) error {
+	return ttlError(s.Store.MarkUncertain(ctx, rec), s.ttl(ctx, rec.Key))
 }
 
 func (s *withTTL) Reclaim(ctx context.Context, rec *idempotency.Record, token string) error {

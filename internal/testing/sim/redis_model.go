@@ -125,6 +125,10 @@ func (f *failures) Complete(ctx context.Context, rec *idempotency.Record) error 
 	return f.note(f.Store.Complete(ctx, rec))
 }
 
+func (f *failures) MarkUncertain(ctx context.Context, rec *idempotency.Record) error {
+	return f.note(f.Store.MarkUncertain(ctx, rec))
+}
+
 func (f *failures) Release(ctx context.Context, key, token string) error {
 	return f.note(f.Store.Release(ctx, key, token))
 }

@@ -77,22 +77,34 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	return nil, nil
 }
 
-// Complete replaces the record with rec when the stored one carries
-// rec.LeaseToken; otherwise, or when there is none, it returns
-// [idempotency.ErrLeaseLost]. A record over the size limit gives
+// Complete replaces the record with rec, a COMPLETED record, when the
+// stored one carries rec.LeaseToken; otherwise, or when there is none, it
+// returns [idempotency.ErrLeaseLost]. A record over the size limit gives
 // [idempotency.ErrRecordTooLarge] and leaves the stored one as it was.
 func (s *Store) Complete(ctx context.Context, rec *idempotency.Record) error {
+	return s.replace(ctx, "complete", rec)
+}
+
+// MarkUncertain replaces the record with rec, an UNCERTAIN record, as
+// Complete does. It is counted as a Complete in [Store.Counts]: it
+// writes the record an invocation leaves, as Complete does.
+func (s *Store) MarkUncertain(ctx context.Context, rec *idempotency.Record) error {
+	return s.replace(ctx, "mark uncertain", rec)
+}
+
+// replace writes rec when the stored record carries its lease token.
+func (s *Store) replace(ctx context.Context, op string, rec *idempotency.Record) error {
 	if err := begin(ctx, rec.Key); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkSize("complete", rec); err != nil {
+	if err := s.checkSize(op, rec); err != nil {
 		return err
 	}
 	s.counts.Complete++
 	if old, ok := s.records[rec.Key]; !ok || old.LeaseToken != rec.LeaseToken {
-		return fmt.Errorf("idempotencytest: complete %q: %w", rec.Key, idempotency.ErrLeaseLost)
+		return fmt.Errorf("idempotencytest: %s %q: %w", op, rec.Key, idempotency.ErrLeaseLost)
 	}
 	s.put(rec)
 	return nil

@@ -13,7 +13,8 @@ import (
 
 // TestStore checks a store against the [idempotency.Store] contract:
 // conditional acquire, takeover of expired records and passed leases,
-// completion and release guarded by the lease token, consistent reads, the
+// completion, UNCERTAIN records and release guarded by the lease token,
+// one reclaimer of an UNCERTAIN record, consistent reads, the
 // round trip of every field, and one winner among concurrent acquires.
 // newStore is called once per subtest and may return the same store each
 // time: every subtest uses its own keys.
@@ -85,6 +86,13 @@ func (s *suite) complete(rec *idempotency.Record) {
 	s.t.Helper()
 	if err := s.store.Complete(s.t.Context(), rec); err != nil {
 		s.t.Fatalf("Complete(%s, token %q) error: %v", rec.Key, rec.LeaseToken, err)
+	}
+}
+
+func (s *suite) markUncertain(rec *idempotency.Record) {
+	s.t.Helper()
+	if err := s.store.MarkUncertain(s.t.Context(), rec); err != nil {
+		s.t.Fatalf("MarkUncertain(%s, token %q) error: %v", rec.Key, rec.LeaseToken, err)
 	}
 }
 

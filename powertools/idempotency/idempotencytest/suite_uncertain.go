@@ -12,7 +12,7 @@ import (
 func init() { suiteCases = append(suiteCases, uncertainCases...) }
 
 // uncertain returns rec marked UNCERTAIN, as the middleware writes it with
-// Complete: no lease, the same token.
+// MarkUncertain: no lease, the same token.
 func uncertain(rec *idempotency.Record) *idempotency.Record {
 	c := *rec
 	c.Status = idempotency.StatusUncertain
@@ -29,14 +29,14 @@ var uncertainCases = []struct {
 		s.mustAcquire(rec)
 		held := uncertain(rec)
 		held.PayloadHash = "hash"
-		s.complete(held)
+		s.markUncertain(held)
 		s.wantStored(held)
 	}},
 	{"UncertainBlocksAcquireUntilExpiry", func(s *suite) {
 		rec := s.inProgress("a", time.Second)
 		s.mustAcquire(rec)
 		held := uncertain(rec)
-		s.complete(held)
+		s.markUncertain(held)
 		// No lease, and long after the first one ended: still held.
 		later := s.inProgress("b", time.Second)
 		existing := s.acquire(later, s.now.Add(10*time.Minute))
@@ -44,7 +44,7 @@ var uncertainCases = []struct {
 		// A reconciler's lease that has ended does not free it either.
 		leased := *held
 		leased.LeaseEnd = s.now.Add(time.Second)
-		s.complete(&leased)
+		s.markUncertain(&leased)
 		existing = s.acquire(later, s.now.Add(time.Minute))
 		wantRecord(s.t, "Acquire of an UNCERTAIN key whose lease ended", existing, &leased)
 		// Past its expiry it gives way.
@@ -52,11 +52,32 @@ var uncertainCases = []struct {
 			s.t.Fatalf("Acquire after the expiry found %+v, want the record written", existing)
 		}
 	}},
+	{"MarkUncertainWrongTokenLosesLease", func(s *suite) {
+		a := s.inProgress("a", 5*time.Second)
+		s.mustAcquire(a)
+		other := uncertain(a)
+		other.LeaseToken = "b"
+		s.wantErr("MarkUncertain with another token", s.store.MarkUncertain(s.t.Context(), other), idempotency.ErrLeaseLost)
+		s.wantStored(a)
+	}},
+	{"MarkUncertainAgainSameToken", func(s *suite) {
+		a := s.inProgress("a", 5*time.Second)
+		s.mustAcquire(a)
+		held := uncertain(a)
+		s.markUncertain(held)
+		s.markUncertain(held)
+		s.wantStored(held)
+	}},
+	{"MarkUncertainMissingLosesLease", func(s *suite) {
+		s.wantErr("MarkUncertain of a missing record", s.store.MarkUncertain(s.t.Context(), uncertain(s.inProgress("a", time.Second))), idempotency.ErrLeaseLost)
+		_, err := s.store.Get(s.t.Context(), s.key)
+		s.wantErr("Get after failed MarkUncertain", err, idempotency.ErrRecordNotFound)
+	}},
 	{"ReclaimTakesUncertainOnce", func(s *suite) {
 		u := s.store
 		rec := s.inProgress("a", time.Second)
 		s.mustAcquire(rec)
-		s.complete(uncertain(rec))
+		s.markUncertain(uncertain(rec))
 		first := s.inProgress("b", 5*time.Second)
 		first.Status = idempotency.StatusUncertain
 		if err := u.Reclaim(s.t.Context(), first, "a"); err != nil {

@@ -20,6 +20,9 @@ func (p plainStore) Acquire(ctx context.Context, rec *idempotency.Record, now ti
 func (p plainStore) Complete(ctx context.Context, rec *idempotency.Record) error {
 	return p.mem.Complete(ctx, rec)
 }
+func (p plainStore) MarkUncertain(ctx context.Context, rec *idempotency.Record) error {
+	return p.mem.MarkUncertain(ctx, rec)
+}
 func (p plainStore) Release(ctx context.Context, key, token string) error {
 	return p.mem.Release(ctx, key, token)
 }

@@ -83,6 +83,12 @@ func (s *store) Complete(ctx context.Context, rec *idempotency.Record) error {
 	return s.write(ctx, rec, func(r *idempotency.Record) error { return s.inner.Complete(ctx, r) })
 }
 
+// MarkUncertain is the inner store's: an UNCERTAIN record holds no
+// response.
+func (s *store) MarkUncertain(ctx context.Context, rec *idempotency.Record) error {
+	return s.inner.MarkUncertain(ctx, rec)
+}
+
 // Release is the inner store's.
 func (s *store) Release(ctx context.Context, key, token string) error {
 	return s.inner.Release(ctx, key, token)

@@ -346,8 +346,9 @@ func (s *keyStore) Acquire(_ context.Context, rec *idempotency.Record, _ time.Ti
 	s.key, s.hash, s.expiry = rec.Key, rec.PayloadHash, rec.Expiry
 	return nil, nil
 }
-func (s *keyStore) Complete(context.Context, *idempotency.Record) error { return nil }
-func (s *keyStore) Release(context.Context, string, string) error       { return nil }
+func (s *keyStore) Complete(context.Context, *idempotency.Record) error      { return nil }
+func (s *keyStore) MarkUncertain(context.Context, *idempotency.Record) error { return nil }
+func (s *keyStore) Release(context.Context, string, string) error            { return nil }
 func (s *keyStore) Reclaim(context.Context, *idempotency.Record, string) error {
 	return nil
 }

@@ -215,6 +215,8 @@ func (store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time
 
 func (store) Complete(context.Context, *idempotency.Record) error { return nil }
 
+func (store) MarkUncertain(context.Context, *idempotency.Record) error { return nil }
+
 func (store) Release(context.Context, string, string) error { return nil }
 
 func (store) Reclaim(context.Context, *idempotency.Record, string) error { return nil }
