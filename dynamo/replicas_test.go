@@ -89,7 +89,7 @@ func TestGlobalTables(t *testing.T) {
 			if err := acquire(s); (err != nil) != tt.refused || client.calls != 1 {
 				t.Errorf("second Acquire: %v after %d DescribeTable, want the same answer after one", err, client.calls)
 			}
-			ctx := s.NewInvocation(context.Background())
+			ctx := s.StageWrites(context.Background())
 			err = Stage(ctx, ledgerPut("s1"))
 			if tt.strong != errors.Is(err, ErrNoTransactions) {
 				t.Errorf("Stage: %v; want ErrNoTransactions only in strong consistency", err)

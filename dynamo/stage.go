@@ -31,11 +31,18 @@ type stagingKey struct{}
 
 var _ idempotency.Invoker = (*Store)(nil)
 
-// NewInvocation implements [idempotency.Invoker]: it returns ctx with an
+// StageWrites implements [idempotency.Invoker]: it returns ctx with an
 // empty place for the writes the invocation stages with [Stage]. The
 // middleware calls it before the handler runs.
-func (s *Store) NewInvocation(ctx context.Context) context.Context {
+func (s *Store) StageWrites(ctx context.Context) context.Context {
 	return context.WithValue(ctx, stagingKey{}, &staging{store: s})
+}
+
+// NewInvocation is [Store.StageWrites].
+//
+// Deprecated: idempotency.Invoker's method is StageWrites; use it.
+func (s *Store) NewInvocation(ctx context.Context) context.Context {
+	return s.StageWrites(ctx)
 }
 
 // Stage adds writes to the invocation that ctx belongs to, instead of

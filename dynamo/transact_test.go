@@ -66,7 +66,7 @@ func TestStageOutsideInvocation(t *testing.T) {
 	if err := Stage(context.Background(), ledgerPut("s1")); !errors.Is(err, ErrNotInInvocation) {
 		t.Errorf("Stage outside an invocation: %v, want ErrNotInInvocation", err)
 	}
-	ctx := fakeStore(t, noTxClient{}).NewInvocation(context.Background())
+	ctx := fakeStore(t, noTxClient{}).StageWrites(context.Background())
 	if err := Stage(ctx, ledgerPut("s1")); !errors.Is(err, ErrNoTransactions) {
 		t.Errorf("Stage on a client without transactions: %v, want ErrNoTransactions", err)
 	}
@@ -108,7 +108,7 @@ func TestStageChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := fakeStore(t, &txClient{}).NewInvocation(context.Background())
+			ctx := fakeStore(t, &txClient{}).StageWrites(context.Background())
 			err := Stage(ctx, tt.writes...)
 			var invalid *InvalidWriteError
 			var limit *TransactionLimitError
@@ -121,7 +121,7 @@ func TestStageChecks(t *testing.T) {
 		})
 	}
 	t.Run("99 writes fit, one more does not", func(t *testing.T) {
-		ctx := fakeStore(t, &txClient{}).NewInvocation(context.Background())
+		ctx := fakeStore(t, &txClient{}).StageWrites(context.Background())
 		if err := Stage(ctx, many(99)...); err != nil {
 			t.Fatalf("Stage(99 writes): %v", err)
 		}
@@ -131,7 +131,7 @@ func TestStageChecks(t *testing.T) {
 	})
 	t.Run("a staged write to the record's own item", func(t *testing.T) {
 		s := fakeStore(t, &txClient{})
-		ctx := s.NewInvocation(context.Background())
+		ctx := s.StageWrites(context.Background())
 		own := types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String("idem"), Key: s.opts.key("k")}}
 		if err := Stage(ctx, own); err != nil {
 			t.Fatal(err)
@@ -145,7 +145,7 @@ func TestStageChecks(t *testing.T) {
 	t.Run("a response that makes the transaction too large", func(t *testing.T) {
 		client := &txClient{}
 		s := fakeStore(t, client)
-		ctx := s.NewInvocation(context.Background())
+		ctx := s.StageWrites(context.Background())
 		if err := Stage(ctx, bigs[:10]...); err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestStageChecks(t *testing.T) {
 	})
 	t.Run("Stage after the commit", func(t *testing.T) {
 		s := fakeStore(t, &txClient{})
-		ctx := s.NewInvocation(context.Background())
+		ctx := s.StageWrites(context.Background())
 		Stage(ctx, ledgerPut("a"))
 		if err := s.Complete(ctx, &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t"}); err != nil {
 			t.Fatal(err)
@@ -229,7 +229,7 @@ func TestCommitErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			client := &txClient{err: tt.err, item: tt.item}
 			s := fakeStore(t, client)
-			ctx := s.NewInvocation(context.Background())
+			ctx := s.StageWrites(context.Background())
 			if err := Stage(ctx, ledgerPut("s1")); err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +268,7 @@ func TestCommitErrors(t *testing.T) {
 func TestCommitRefusedRecordUnreadable(t *testing.T) {
 	client := &txClient{err: httpError(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), getErr: errors.New("connection reset")}
 	s := fakeStore(t, client)
-	ctx := s.NewInvocation(context.Background())
+	ctx := s.StageWrites(context.Background())
 	if err := Stage(ctx, ledgerPut("s1")); err != nil {
 		t.Fatal(err)
 	}

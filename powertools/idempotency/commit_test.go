@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -21,7 +22,7 @@ type committingStore struct {
 
 type invocationMark struct{}
 
-func (s *committingStore) NewInvocation(ctx context.Context) context.Context {
+func (s *committingStore) StageWrites(ctx context.Context) context.Context {
 	s.invoking++
 	return context.WithValue(ctx, invocationMark{}, s.invoking)
 }
@@ -82,5 +83,26 @@ func TestCommittingStore(t *testing.T) {
 				t.Errorf("handler saw the invocation context: %v; Complete got it: %v; want both", sawMark, store.sameCtx)
 			}
 		})
+	}
+}
+
+// formerInvoker is a store written for Invoker's former method,
+// NewInvocation, alone.
+type formerInvoker struct{ *idempotencytest.Store }
+
+func (formerInvoker) NewInvocation(ctx context.Context) context.Context { return ctx }
+
+// TestFormerInvokerRefused: a store whose staging method still has
+// Invoker's former name would commit none of the writes its handler
+// stages; building a wrapper over it fails, naming the new one.
+func TestFormerInvokerRefused(t *testing.T) {
+	fn := func(context.Context, string) (string, error) { return "", nil }
+	_, err := idempotency.New(formerInvoker{idempotencytest.NewStore()}, fn, idempotency.WithKeyPrefix("p"))
+	ce, ok := errors.AsType[*idempotency.ConfigError](err)
+	if !ok || ce.Name != "store" || !strings.Contains(ce.Error(), "StageWrites") {
+		t.Fatalf("New over a store with NewInvocation alone: %v, want a ConfigError for store naming StageWrites", err)
+	}
+	if _, err := idempotency.New(&committingStore{Store: idempotencytest.NewStore()}, fn, idempotency.WithKeyPrefix("p")); err != nil {
+		t.Fatalf("New over an Invoker: %v", err)
 	}
 }

@@ -258,6 +258,9 @@ func build(store Store, w wrapper, opts []Option) (*engine, error) {
 		e.clock = time.Now
 	}
 	e.invoker, _ = store.(Invoker)
+	if _, former := store.(formerInvoker); former && e.invoker == nil {
+		return nil, &ConfigError{Name: "store", Err: errors.New("it has a method NewInvocation, which idempotency.Invoker now names StageWrites: rename it, or the writes that the handler stages are never committed")}
+	}
 	if e.disabled {
 		// Read here only, where it decides the warning; a value that is
 		// not a boolean is refused as the library's own switches are.

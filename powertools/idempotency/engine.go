@@ -229,7 +229,7 @@ func (inv *invocation) runHandler() (result, error) {
 func (inv *invocation) handlerContext() context.Context {
 	ctx := inv.ctx
 	if inv.invoker != nil {
-		ctx = inv.invoker.NewInvocation(ctx)
+		ctx = inv.invoker.StageWrites(ctx)
 	}
 	return withKey(ctx, inv.key)
 }

@@ -75,11 +75,20 @@ type Store interface {
 // github.com/gopowertools/lambda/dynamo.Store does with one
 // TransactWriteItems.
 //
-// Before the handler runs, the middleware calls NewInvocation and gives the
+// Before the handler runs, the middleware calls StageWrites and gives the
 // handler the context it returns, so the store can keep the invocation's
 // staged writes on it; the middleware then passes that same context to
 // Complete. The idempotency package never sees the staged writes: it only
 // carries the context from the one call to the other.
 type Invoker interface {
+	// StageWrites returns ctx with a place for the writes that the
+	// invocation's handler stages, empty.
+	StageWrites(ctx context.Context) context.Context
+}
+
+// formerInvoker is an Invoker as it was until the release after v0.1.0:
+// a store that has its method alone is refused, since it would commit
+// none of the handler's staged writes.
+type formerInvoker interface {
 	NewInvocation(ctx context.Context) context.Context
 }

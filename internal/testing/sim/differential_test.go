@@ -99,7 +99,7 @@ func operations(seed uint64, base time.Time, staged bool) []op {
 			effect := fmt.Sprintf("e%d", r.IntN(1000))
 			ops = append(ops, func(ctx context.Context, s idempotency.Store) string {
 				ds := s.(*dynamo.Store)
-				ctx = ds.NewInvocation(ctx)
+				ctx = ds.StageWrites(ctx)
 				if err := dynamo.Stage(ctx, types.TransactWriteItem{Put: &types.Put{
 					TableName: aws.String(effectsTableOf(ctx)),
 					Item:      map[string]types.AttributeValue{keyAttr: &types.AttributeValueMemberS{Value: effect}},

@@ -159,7 +159,7 @@ func (s *failingAcquire) Acquire(context.Context, *idempotency.Record, time.Time
 // cannot tell whether it did.
 type unknownCommit struct{ *idempotencytest.Store }
 
-func (s *unknownCommit) NewInvocation(ctx context.Context) context.Context { return ctx }
+func (s *unknownCommit) StageWrites(ctx context.Context) context.Context { return ctx }
 
 func (s *unknownCommit) Complete(_ context.Context, rec *idempotency.Record) error {
 	return &idempotency.CommitError{Key: rec.Key, State: idempotency.CommitUnknown, Err: errors.New("connection reset")}

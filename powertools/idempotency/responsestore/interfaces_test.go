@@ -36,10 +36,10 @@ func (p plainStore) Reclaim(ctx context.Context, rec *idempotency.Record, token 
 type invocationKey struct{}
 
 // invokerStore marks the contexts it makes, so that a test can see that
-// the wrapped store's NewInvocation is the inner one's.
+// the wrapped store's StageWrites is the inner one's.
 type invokerStore struct{ plainStore }
 
-func (invokerStore) NewInvocation(ctx context.Context) context.Context {
+func (invokerStore) StageWrites(ctx context.Context) context.Context {
 	return context.WithValue(ctx, invocationKey{}, "inner")
 }
 
@@ -63,8 +63,8 @@ func TestOptionalInterfaces(t *testing.T) {
 				t.Fatalf("Invoker %v, want %v", isInvoker, tc.invoker)
 			}
 			if isInvoker {
-				if got := inv.NewInvocation(t.Context()).Value(invocationKey{}); got != "inner" {
-					t.Fatalf("NewInvocation is not the inner store's (value %v)", got)
+				if got := inv.StageWrites(t.Context()).Value(invocationKey{}); got != "inner" {
+					t.Fatalf("StageWrites is not the inner store's (value %v)", got)
 				}
 			}
 			checkReclaim(t, s, mem)

@@ -239,8 +239,8 @@ type withInvoker struct{ *store }
 
 var _ idempotency.Invoker = withInvoker{}
 
-func (s withInvoker) NewInvocation(ctx context.Context) context.Context {
-	return s.invoker.NewInvocation(ctx)
+func (s withInvoker) StageWrites(ctx context.Context) context.Context {
+	return s.invoker.StageWrites(ctx)
 }
 
 // Reclaim writes rec through the inner store's Reclaim, its response, if
