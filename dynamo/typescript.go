@@ -35,8 +35,8 @@ func typeScript(ctx context.Context) bool {
 // response as DynamoDB's types when ctx is in PowertoolsTypeScript mode.
 // A response that DynamoDB cannot hold that way (a number past its 38
 // digits or its range, nesting deeper than 32) gives an error that wraps
-// idempotency.ErrRecordTooLarge: the middleware then completes the record
-// without it, as for a response over 400 KB.
+// idempotency.ErrUnstorableResponse: the middleware then completes the
+// record without it, as for a response over 400 KB.
 func (o *Options) typeScriptData(ctx context.Context, item map[string]types.AttributeValue, rec *idempotency.Record) error {
 	if !typeScript(ctx) || len(rec.Response) == 0 {
 		return nil
@@ -45,11 +45,11 @@ func (o *Options) typeScriptData(ctx context.Context, item map[string]types.Attr
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return fmt.Errorf("dynamo: complete %q: %w: the response is not JSON: %v", rec.Key, idempotency.ErrRecordTooLarge, err)
+		return fmt.Errorf("dynamo: complete %q: %w: it is not JSON: %v", rec.Key, idempotency.ErrUnstorableResponse, err)
 	}
 	av, err := attributeValue(v, 0)
 	if err != nil {
-		return fmt.Errorf("dynamo: complete %q: %w: the response cannot be kept as DynamoDB values, as Powertools TypeScript keeps it: %v", rec.Key, idempotency.ErrRecordTooLarge, err)
+		return fmt.Errorf("dynamo: complete %q: %w as DynamoDB values, as Powertools TypeScript keeps it: %v", rec.Key, idempotency.ErrUnstorableResponse, err)
 	}
 	item[o.DataAttr] = av
 	return nil

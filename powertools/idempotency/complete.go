@@ -47,7 +47,7 @@ func (inv *invocation) complete(resp []byte, omitted bool) (Outcome, error) {
 		rec.ResponseOmittedReason = ReasonNotEncoded
 	}
 	err := inv.store.Complete(ctx, rec)
-	if errors.Is(err, ErrRecordTooLarge) {
+	if errors.Is(err, ErrUnstorableResponse) {
 		// The store says why: the item limit, or a wrapper's offload or
 		// encryption that failed (responsestore's *ResponseError).
 		why := err
@@ -75,7 +75,8 @@ func (inv *invocation) complete(resp []byte, omitted bool) (Outcome, error) {
 }
 
 // notStoredReason is why the store refused a response, err matching
-// [ErrRecordTooLarge]: its NotStoredReason, else [ReasonTooLarge].
+// [ErrUnstorableResponse]: its NotStoredReason, else [ReasonTooLarge]
+// for a record too large, else reasonRefused.
 func notStoredReason(err error) string {
 	if r, ok := errors.AsType[interface {
 		error
@@ -83,8 +84,15 @@ func notStoredReason(err error) string {
 	}](err); ok {
 		return r.NotStoredReason()
 	}
-	return ReasonTooLarge
+	if errors.Is(err, ErrRecordTooLarge) {
+		return ReasonTooLarge
+	}
+	return reasonRefused
 }
+
+// reasonRefused is the reason a record keeps for a response that the
+// store refused without saying why.
+const reasonRefused = "refused by the store"
 
 // notCommitted ends an invocation whose staged writes and COMPLETED record
 // the store did not commit, or cannot tell whether it did.
@@ -174,10 +182,10 @@ func (inv *invocation) retryComplete(err error) error {
 
 // retryable reports whether another attempt at a COMPLETED write could
 // succeed after err. The typed outcomes are final: the lease is lost, the
-// record is too large, a commit of staged writes was refused or its outcome
+// response cannot be stored, a commit of staged writes was refused or its outcome
 // is unknown (each has its own handling in complete).
 func retryable(err error) bool {
 	_, commit := errors.AsType[*CommitError](err)
 	_, corrupted := errors.AsType[*CorruptedRecordError](err)
-	return !commit && !corrupted && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrRecordTooLarge)
+	return !commit && !corrupted && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrUnstorableResponse)
 }

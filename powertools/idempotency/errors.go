@@ -27,17 +27,31 @@ import (
 var (
 	// ErrLeaseLost means the record is held under another lease token.
 	ErrLeaseLost = errors.New("idempotency: lease lost: the record belongs to another invocation")
-	// ErrRecordTooLarge means the record exceeds what the store accepts,
-	// or, more widely, that the store cannot keep its response: the
-	// middleware then completes the record without it. An error that
-	// matches it and has a method NotStoredReason() string gives the
-	// reason the record keeps ([Record.ResponseOmittedReason]), such as
-	// responsestore's "could not be encrypted"; without one, the reason is
-	// [ReasonTooLarge].
-	ErrRecordTooLarge = errors.New("idempotency: record too large to store")
+	// ErrUnstorableResponse means that Complete stored nothing because
+	// the store cannot keep the record's response: too large, not in a
+	// form the store keeps, or refused by a wrapper (responsestore
+	// could not encrypt it). The middleware then completes the record
+	// without it, so that the handler does not run again, and duplicates
+	// get a [*ResponseNotStoredError]. An error that matches it and has a
+	// method NotStoredReason() string gives the reason the record keeps
+	// ([Record.ResponseOmittedReason]), such as responsestore's "could not
+	// be encrypted"; without one, the reason is [ReasonTooLarge] for
+	// [ErrRecordTooLarge], and "refused by the store" otherwise.
+	ErrUnstorableResponse = errors.New("idempotency: the store cannot keep this response")
+	// ErrRecordTooLarge means the record exceeds what the store accepts.
+	// It matches [ErrUnstorableResponse]: a COMPLETED record too large to
+	// store is completed again without its response.
+	ErrRecordTooLarge error = &tooLargeError{}
 	// ErrRecordNotFound means there is no record for the key.
 	ErrRecordNotFound = errors.New("idempotency: record not found")
 )
+
+// tooLargeError is ErrRecordTooLarge: a record too large is one whose
+// response the store cannot keep.
+type tooLargeError struct{}
+
+func (*tooLargeError) Error() string { return "idempotency: record too large to store" }
+func (*tooLargeError) Unwrap() error { return ErrUnstorableResponse }
 
 // InProgressError is returned to a duplicate while another invocation holds
 // a live lease on the key. Retry after LeaseEnd.
@@ -194,7 +208,7 @@ type ResponseNotStoredError struct {
 }
 
 // Reasons a response is not stored, that the middleware gives; a store
-// may give its own ([ErrRecordTooLarge]).
+// may give its own ([ErrUnstorableResponse]).
 const (
 	// ReasonTooLarge: the record with the response was over the store's
 	// limit (DynamoDB's 400 KB item).

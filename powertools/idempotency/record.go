@@ -53,7 +53,7 @@ type Record struct {
 	// ResponseOmittedReason says why the response was not stored, in a
 	// few words that a duplicate's [ResponseNotStoredError.Reason]
 	// repeats: [ReasonTooLarge], [ReasonNotEncoded], or what the store
-	// said ([ErrRecordTooLarge]). "" with ResponseOmitted false, and on
+	// said ([ErrUnstorableResponse]). "" with ResponseOmitted false, and on
 	// records of stores or writers that do not keep it.
 	ResponseOmittedReason string
 	// PayloadHash is the hash of the validated part of the event, when

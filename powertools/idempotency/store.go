@@ -37,8 +37,9 @@ type Store interface {
 	// Complete replaces the record rec.Key with rec, a COMPLETED record,
 	// when the stored record carries rec.LeaseToken. Otherwise it returns
 	// [ErrLeaseLost]. Completing a record already completed with the same
-	// token succeeds, so that a retried request is harmless. When rec is
-	// too large to store, it returns [ErrRecordTooLarge] and stores
+	// token succeeds, so that a retried request is harmless. When the
+	// store cannot keep rec's response, it returns an error matching
+	// [ErrUnstorableResponse], such as [ErrRecordTooLarge], and stores
 	// nothing. An [Invoker] commits the handler's staged writes with it.
 	Complete(ctx context.Context, rec *Record) error
 

@@ -3,6 +3,8 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -59,6 +61,61 @@ func TestResponseOverItemLimit(t *testing.T) {
 			}
 			if recs := store.Records(); len(recs) != 1 || recs[0].Status != idempotency.StatusComplete || !recs[0].ResponseOmitted {
 				t.Errorf("stored %d records, want one COMPLETE record with the response omitted", len(recs))
+			}
+		})
+	}
+}
+
+// refusingStore refuses to keep any response with err.
+type refusingStore struct {
+	*idempotencytest.Store
+	err error
+}
+
+func (s *refusingStore) Complete(ctx context.Context, rec *idempotency.Record) error {
+	if len(rec.Response) > 0 {
+		return s.err
+	}
+	return s.Store.Complete(ctx, rec)
+}
+
+// reasonedError is a store's refusal that says why.
+type reasonedError struct{ err error }
+
+func (e reasonedError) Error() string         { return e.err.Error() }
+func (e reasonedError) Unwrap() error         { return e.err }
+func (reasonedError) NotStoredReason() string { return "not kept here" }
+
+// A store that cannot keep a response, for any reason, says so with
+// ErrUnstorableResponse: the record is completed without the response,
+// the handler does not run again, and a duplicate learns the reason the
+// error gives, the one of a record too large, or that the store refused
+// it.
+func TestUnstorableResponse(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		err          error
+	}{
+		{"TooLarge", idempotency.ReasonTooLarge, fmt.Errorf("mystore: %w", idempotency.ErrRecordTooLarge)},
+		{"Refused", "refused by the store", fmt.Errorf("mystore: not JSON: %w", idempotency.ErrUnstorableResponse)},
+		{"Reasoned", "not kept here", reasonedError{fmt.Errorf("mystore: %w", idempotency.ErrUnstorableResponse)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &refusingStore{Store: idempotencytest.NewStore(), err: tt.err}
+			calls := 0
+			h := idempotency.Wrap(store, func(context.Context, order) (string, error) {
+				calls++
+				return "ok", nil
+			}, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"), idempotency.WithLogger(slog.New(slog.DiscardHandler)))
+			const event = `{"order_id":"o-1"}`
+			if resp, err := h.Invoke(t.Context(), []byte(event)); err != nil || string(resp) != `"ok"` {
+				t.Fatalf("first call: %s, %v; want the response", resp, err)
+			}
+			_, err := h.Invoke(t.Context(), []byte(event))
+			notStored, ok := errors.AsType[*idempotency.ResponseNotStoredError](err)
+			if !ok || notStored.Reason != tt.reason || calls != 1 {
+				t.Fatalf("duplicate: %v, the handler run %d times; want a ResponseNotStoredError with the reason %q, one run", err, calls, tt.reason)
 			}
 		})
 	}

@@ -67,7 +67,7 @@
 // it a [*idempotency.PersistenceError]; a retry can succeed).
 //
 // A response that cannot be encrypted or offloaded on a write gives a
-// [*ResponseError], which matches [idempotency.ErrRecordTooLarge]: the
+// [*ResponseError], which matches [idempotency.ErrUnstorableResponse]: the
 // middleware completes the record without the response, so the handler's
 // effect is recorded and not run again, and duplicates get a
 // [*idempotency.ResponseNotStoredError]. The inner store's own errors are

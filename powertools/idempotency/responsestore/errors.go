@@ -10,10 +10,10 @@ import (
 // could not be encrypted (Op "encrypt") or offloaded to S3 (Op
 // "offload"), after the SDK's own retries. Nothing was stored.
 //
-// It matches [idempotency.ErrRecordTooLarge] as well as its cause: the
-// response cannot be stored as the options require, and the middleware
-// then completes the record without it, as it does with any response too
-// large to store. The handler's effect is thus recorded, duplicates get a
+// It matches [idempotency.ErrUnstorableResponse] as well as its cause:
+// the response cannot be stored as the options require, and the
+// middleware then completes the record without it, as it does with any
+// response too large to store. The handler's effect is thus recorded, duplicates get a
 // [*idempotency.ResponseNotStoredError], and the handler does not run
 // again, rather than the record staying INPROGRESS until its lease ends
 // and a duplicate running the handler a second time. A response is never
@@ -28,8 +28,8 @@ func (e *ResponseError) Error() string {
 	return fmt.Sprintf("responsestore: could not %s the response of %q, so it is not stored: %v", e.Op, e.Key, e.Err)
 }
 
-// Unwrap returns the cause and [idempotency.ErrRecordTooLarge].
-func (e *ResponseError) Unwrap() []error { return []error{e.Err, idempotency.ErrRecordTooLarge} }
+// Unwrap returns the cause and [idempotency.ErrUnstorableResponse].
+func (e *ResponseError) Unwrap() []error { return []error{e.Err, idempotency.ErrUnstorableResponse} }
 
 // NotStoredReason is what the record keeps, and what duplicates'
 // [idempotency.ResponseNotStoredError] says, as why the response was not

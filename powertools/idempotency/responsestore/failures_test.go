@@ -67,13 +67,13 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 				t.Fatalf("logged errors %v, want the one cause", got)
 			}
 
-			// Complete's error matches ErrRecordTooLarge and the cause.
+			// Complete's error matches ErrUnstorableResponse and the cause.
 			rec := recs[0]
 			rec.Response, rec.ResponseOmitted = []byte(large), false
 			err = store.Complete(t.Context(), &rec)
 			e, ok := errors.AsType[*responsestore.ResponseError](err)
-			if !ok || e.Op != tc.op || !errors.Is(err, idempotency.ErrRecordTooLarge) || !errors.Is(err, errUnavailable) {
-				t.Fatalf("Complete error = %v, want a ResponseError (%s) matching ErrRecordTooLarge and the cause", err, tc.op)
+			if !ok || e.Op != tc.op || !errors.Is(err, idempotency.ErrUnstorableResponse) || errors.Is(err, idempotency.ErrRecordTooLarge) || !errors.Is(err, errUnavailable) {
+				t.Fatalf("Complete error = %v, want a ResponseError (%s) matching ErrUnstorableResponse and the cause, not ErrRecordTooLarge", err, tc.op)
 			}
 			if got := inner.Records(); !bytes.Equal(got[0].Response, recs[0].Response) {
 				t.Fatal("a failed Complete changed the record")
