@@ -112,7 +112,7 @@ var errStaleLive = errors.New("the store keeps reporting as live a record that h
 // do runs fn under idempotency for the event payload.
 func (e *engine) do(ctx context.Context, payload []byte, fn call) (result, error) {
 	ctx = e.compatContext(ctx)
-	key, hash, err := e.identify(payload)
+	key, hash, err := e.keyOf(payload)
 	if err != nil {
 		return result{}, err
 	}

@@ -82,7 +82,7 @@ func (h *Handler) KeyOf(event []byte) (key, payloadHash string, err error) {
 	if h == nil || h.engine == nil {
 		return "", "", &ConfigError{Name: "Handler", Err: errors.New("not built with Wrap or New")}
 	}
-	return h.engine.identify(event)
+	return h.engine.keyOf(event)
 }
 
 // adapt turns fn into a call on raw JSON. Like aws-lambda-go, it decodes

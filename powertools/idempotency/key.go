@@ -11,10 +11,10 @@ import (
 // any store call, in the format of internal/keyformat: this library's,
 // or a Powertools runtime's ([WithCompatibility]).
 
-// identify returns the key and the payload hash of payload, before any
+// keyOf returns the key and the payload hash of payload, before any
 // store call; the key is "" when the event has no key and none is
 // required.
-func (e *engine) identify(payload []byte) (key, hash string, err error) {
+func (e *engine) keyOf(payload []byte) (key, hash string, err error) {
 	keyValue, validated, err := e.readRequest(payload)
 	if err != nil {
 		return "", "", err
