@@ -35,25 +35,36 @@ type Door struct {
 	compile func(string) *jmespath.Expression
 }
 
-// Plan returns the plans of the key and validation (nil: none)
-// expressions of a wrapper over argument type in, or nil when they need
-// none. function says that the event is json.Marshal's writing of a
-// function's argument, not an event that the handler decodes; compat,
-// that the keys are a Powertools runtime's, which the door never reads
-// otherwise than that runtime: it refuses the event instead. A path that
-// cannot be followed through the type is a *jmespath.ExpressionError
-// naming its expression. The plans' own expressions are compiled with
-// jopts, as the key and the validation are.
-func Plan(in reflect.Type, function, compat bool, key, validation *jmespath.Expression, jopts []jmespath.Option) (*Door, error) {
-	if in == nil {
+// Wrapper is what a door is planned for.
+type Wrapper struct {
+	In reflect.Type // the wrapped function's argument type
+	// Function says that the event is json.Marshal's writing of a
+	// function's argument, not an event that the handler decodes.
+	Function bool
+	// Compat says that the keys are a Powertools runtime's, which the
+	// door never reads otherwise than that runtime: it refuses the event
+	// instead.
+	Compat          bool
+	Key, Validation *jmespath.Expression // Validation nil: none
+	// JMESPath are the options the expressions were compiled with, which
+	// the plans' own are compiled with too.
+	JMESPath []jmespath.Option
+}
+
+// Plan returns the plans of w's expressions, or nil when they need none.
+// A path that cannot be followed through the type is a
+// *jmespath.ExpressionError naming its expression.
+func Plan(w Wrapper) (*Door, error) {
+	if w.In == nil {
 		return nil, nil
 	}
+	in, key, validation := w.In, w.Key, w.Validation
 	view := decodedView
-	if function {
+	if w.Function {
 		view = encodedView
 	}
-	d := &Door{compat: compat, compile: func(text string) *jmespath.Expression {
-		x, err := jmespath.Compile(text, jopts...)
+	d := &Door{compat: w.Compat, compile: func(text string) *jmespath.Expression {
+		x, err := jmespath.Compile(text, w.JMESPath...)
 		if err != nil {
 			panic(err) // a path of members and indexes, rendered here, always compiles
 		}
