@@ -1,6 +1,5 @@
-// Command createtable creates the idempotency table of the minimal
-// example's function on a local
-// DynamoDB, with the library's own key schema and TTL.
+// Command createtable creates the idempotency table of the function beside
+// it on a local DynamoDB, with the library's own key schema and TTL.
 package main
 
 import (
