@@ -61,6 +61,9 @@ func (inv *invocation) replay(rec *Record) (result, error) {
 	}
 	res := result{key: rec.Key, outcome: OutcomeReplayed, completedAt: rec.CompletedAt}
 	if inv.replayHook == nil {
+		if err := storedJSON(rec.Key, rec.Response); err != nil {
+			return result{key: rec.Key}, err
+		}
 		res.response = rec.Response
 		return res, nil
 	}
