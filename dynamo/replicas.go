@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -29,22 +28,14 @@ type TableDescriber interface {
 
 var _ TableDescriber = (*dynamodb.Client)(nil)
 
-// replication is what the store learnt of its table, once.
-type replication struct {
-	mu      sync.Mutex
-	checked bool
-	err     error // the table's refusal, for good
-	// strong: a global table in multi-Region strong consistency, which
-	// does not support TransactWriteItems.
-	strong bool
-}
-
-// errTransactionsMRSC is why staged writes are refused on such a table.
+// errTransactionsMRSC is why staged writes are refused on a global table
+// in multi-Region strong consistency.
 var errTransactionsMRSC = fmt.Errorf("%w: the table is a global table with multi-Region strong consistency (MRSC), which does not support transactions", ErrNoTransactions)
 
-// checkTable reads the table's description with DescribeTable, once per
-// Store, on its first Acquire (in Lambda, the first invocation after a
-// cold start), and refuses with an [*idempotency.ConfigError]:
+// checkTable reads the table's description with DescribeTable, on the
+// Store's first Acquire (in Lambda, the first invocation after a cold
+// start) and on each one after until it passes, and refuses with an
+// [*idempotency.ConfigError]:
 //
 //   - a global table with replicas in other Regions in multi-Region
 //     eventual consistency (MREC; also the legacy 2017.11.29 version),
@@ -53,17 +44,11 @@ var errTransactionsMRSC = fmt.Errorf("%w: the table is a global table with multi
 //     permission: not knowing the table, the store does not guess.
 //
 // Another failure of DescribeTable (throttling, a network error) fails
-// this Acquire, as any store error does, and the next one asks again.
+// this Acquire, as any store error does.
 func (s *Store) checkTable(ctx context.Context) error {
 	d, ok := s.client.(TableDescriber)
 	if !ok {
 		return nil
-	}
-	r := &s.replication
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.checked {
-		return r.err
 	}
 	out, err := d.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.opts.TableName)})
 	if err != nil {
@@ -71,14 +56,12 @@ func (s *Store) checkTable(ctx context.Context) error {
 		if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "AccessDeniedException" {
 			return fmt.Errorf("dynamo: describe table %q: %w", s.opts.TableName, err)
 		}
-		r.checked = true
-		r.err = &idempotency.ConfigError{Name: "dynamodb:DescribeTable", Err: fmt.Errorf(
+		return &idempotency.ConfigError{Name: "dynamodb:DescribeTable", Err: fmt.Errorf(
 			"the function may not describe its idempotency table %q, so the store cannot tell whether it is a global table that cannot keep the guarantee: grant dynamodb:DescribeTable on it: %w", s.opts.TableName, err)}
-		return r.err
 	}
-	r.checked = true
-	r.strong, r.err = judgeTable(out.Table, s.opts)
-	return r.err
+	strong, err := judgeTable(out.Table, s.opts)
+	s.strong.Store(strong)
+	return err
 }
 
 // judgeTable decides on a table's description: an error for a table the
@@ -109,10 +92,7 @@ func (s *Store) transactions() error {
 	if _, ok := s.client.(TransactWriter); !ok {
 		return ErrNoTransactions
 	}
-	r := &s.replication
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.strong {
+	if s.strong.Load() {
 		return errTransactionsMRSC
 	}
 	return nil

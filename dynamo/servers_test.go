@@ -129,11 +129,11 @@ func newStore(t *testing.T, client *dynamodb.Client, opts ...func(*Options)) *St
 	return s
 }
 
-// warm makes s read its table's description, as its first Acquire does
-// once, so that a test counts each path's own requests.
+// warm makes s read its table's description, as its first Acquire does,
+// so that a test counts each path's own requests.
 func warm(t *testing.T, s *Store) {
 	t.Helper()
-	if err := s.checkTable(t.Context()); err != nil {
+	if err := s.table.Do(t.Context(), s.checkTable); err != nil {
 		t.Fatal(err)
 	}
 }

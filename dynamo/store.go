@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/internal/firstuse"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -25,18 +27,22 @@ var _ Client = (*dynamodb.Client)(nil)
 // Store is an [idempotency.Store] backed by a DynamoDB table. Make it with
 // [New]. It is safe for concurrent use.
 type Store struct {
-	client      Client
-	opts        Options
-	replication replication // read on the first Acquire
+	client Client
+	opts   Options
+	table  firstuse.Check // checkTable, before the first Acquire
+	// strong: the table is a global table in multi-Region strong
+	// consistency, which does not support TransactWriteItems.
+	strong atomic.Bool
 }
 
 var _ idempotency.Store = (*Store)(nil)
 
 // New returns a Store that keeps records with client in the table
 // Options.TableName. A bad option gives a [*idempotency.ConfigError];
-// New sends no request. The first Acquire reads the table's description
-// once, when the client can (a [TableDescriber]), and refuses a global
-// table that cannot keep the guarantee (see [Options.AcceptEventualGlobalTable]).
+// New sends no request. The first Acquire reads the table's description,
+// when the client can (a [TableDescriber]), and refuses a global table
+// that cannot keep the guarantee (see [Options.AcceptEventualGlobalTable]),
+// as each Acquire after does until the description is read and passes.
 func New(client Client, optFns ...func(*Options)) (*Store, error) {
 	if client == nil {
 		return nil, &idempotency.ConfigError{Name: "dynamo.Client", Err: errors.New("nil")}
@@ -66,7 +72,7 @@ func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.T
 	if rec.Key == "" {
 		return nil, errEmptyKey
 	}
-	if err := s.checkTable(ctx); err != nil {
+	if err := s.table.Do(ctx, s.checkTable); err != nil {
 		return nil, err
 	}
 	item := s.opts.encode(rec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,25 +36,8 @@ var aclClusterRules = []string{"+cluster|slots", "+command"}
 func TestACLUser(t *testing.T) {
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
-			admin := srv.client(t)
 			prefix := testPrefix(t)
-			user := fmt.Sprintf("idempotency-%d", time.Now().UnixNano())
-			setUser := append([]any{"ACL", "SETUSER", user, "reset", "on", ">s3cret", "~" + prefix + "*"}, anys(aclRules)...)
-			if srv.cluster {
-				setUser = append(setUser, anys(aclClusterRules)...)
-			}
-			forEachNode(t, admin, func(c *redis.Client) error { return c.Do(t.Context(), setUser...).Err() })
-			t.Cleanup(func() {
-				// t.Context is done by now.
-				forEachNode(t, admin, func(c *redis.Client) error { return c.Do(context.Background(), "ACL", "DELUSER", user).Err() })
-			})
-			var c redis.UniversalClient
-			if srv.cluster {
-				c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: srv.addrs(t), Username: user, Password: "s3cret"})
-			} else {
-				c = redis.NewClient(&redis.Options{Addr: srv.addrs(t)[0], Username: user, Password: "s3cret"})
-			}
-			defer c.Close()
+			c := srv.userClient(t, newACLUser(t, srv, "on", append([]string{"~" + prefix + "*"}, aclRules...)...), "s3cret")
 			s, err := New(c, func(o *Options) { o.KeyPrefix = prefix })
 			if err != nil {
 				t.Fatal(err)
@@ -67,6 +51,29 @@ func TestACLUser(t *testing.T) {
 		})
 	}
 }
+
+// newACLUser makes an ACL user, in state (on or off), with the password
+// s3cret and rules (those of a cluster client added on a cluster), on
+// every node of srv, deleted when the test ends, and returns its name.
+func newACLUser(t *testing.T, srv server, state string, rules ...string) string {
+	t.Helper()
+	admin := srv.client(t)
+	user := fmt.Sprintf("user-%d-%d", time.Now().UnixNano(), aclUsers.Add(1))
+	setUser := append([]any{"ACL", "SETUSER", user, "reset", state, ">s3cret"}, anys(rules)...)
+	if srv.cluster {
+		setUser = append(setUser, anys(aclClusterRules)...)
+	}
+	forEachNode(t, admin, func(c *redis.Client) error { return c.Do(t.Context(), setUser...).Err() })
+	t.Cleanup(func() {
+		// t.Context is done by now.
+		forEachNode(t, admin, func(c *redis.Client) error { return c.Do(context.Background(), "ACL", "DELUSER", user).Err() })
+	})
+	return user
+}
+
+// aclUsers numbers the users that newACLUser makes, which tests running
+// in parallel may make at once.
+var aclUsers atomic.Int64
 
 func anys(s []string) []any {
 	out := make([]any, len(s))

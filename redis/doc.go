@@ -124,9 +124,10 @@
 // [ClientFromEnv] and [ClusterClientFromEnv] make a client for the URL in
 // REDIS_URL ([URLEnv]).
 //
-// A Store must be made with [New], which asks the server, with one
-// command, whether it is a node of a Redis Cluster, and refuses a client
-// of the wrong kind for it. It is safe for concurrent use and starts no
+// A Store must be made with [New], which sends no command: the store
+// asks the server once, on its first use, whether the client fits it, and
+// refuses a client of the wrong kind, with credentials the server
+// refuses, or whose ACL user lacks a command of the store. It is safe for concurrent use and starts no
 // goroutine; the client, its connection pool and its lifetime are the
 // caller's.
 package redis

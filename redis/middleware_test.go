@@ -113,8 +113,9 @@ func echo(_ context.Context, e event) (string, error) {
 
 // TestRoundTrips counts the commands of each path of an invocation: a new
 // key 2, a duplicate 1, a replay from the local cache 0, a handler error
-// 2; and, on a server that does not hold the scripts yet, one EVAL more
-// per script on its first use.
+// 2; the store's first Acquire 2 more, its look at the server (HELLO, and
+// EVAL of the check); and, on a server that does not hold the scripts
+// yet, one EVAL more per script on its first use.
 func TestRoundTrips(t *testing.T) {
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
@@ -135,6 +136,10 @@ func TestRoundTrips(t *testing.T) {
 			sent.reset()
 
 			if err := invoke(cached, event{ID: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			sent.want(t, "the first invocation, a new key", map[string]int{"hello": 1, "eval": 1, "evalsha": 2})
+			if err := invoke(cached, event{ID: "a2"}); err != nil {
 				t.Fatal(err)
 			}
 			sent.want(t, "a new key", map[string]int{"evalsha": 2})

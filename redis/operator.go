@@ -54,6 +54,10 @@ type Page struct {
 // The scan stops at the first error, or when the caller stops ranging.
 func (s *Store) Scan(ctx context.Context, status idempotency.Status) iter.Seq2[*Page, error] {
 	return func(yield func(*Page, error) bool) {
+		if err := s.kind.Do(ctx, s.checkKind); err != nil {
+			yield(nil, err)
+			return
+		}
 		nodes, err := s.nodes(ctx)
 		if err != nil {
 			yield(nil, fmt.Errorf("redis: scan: listing the nodes: %w", err))

@@ -326,23 +326,8 @@ func TestACLOperator(t *testing.T) {
 			admin := srv.client(t)
 			ctx := t.Context()
 			prefix := testPrefix(t)
-			user := fmt.Sprintf("operator-%d", time.Now().UnixNano())
-			setUser := append([]any{"ACL", "SETUSER", user, "reset", "on", ">s3cret", "~" + prefix + "*"}, anys(aclRules)...)
-			setUser = append(setUser, anys(aclOperatorRules)...)
-			if srv.cluster {
-				setUser = append(setUser, anys(aclClusterRules)...)
-			}
-			forEachNode(t, admin, func(c *redis.Client) error { return c.Do(ctx, setUser...).Err() })
-			t.Cleanup(func() {
-				forEachNode(t, admin, func(c *redis.Client) error { return c.Do(context.Background(), "ACL", "DELUSER", user).Err() })
-			})
-			var c redis.UniversalClient
-			if srv.cluster {
-				c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: srv.addrs(t), Username: user, Password: "s3cret"})
-			} else {
-				c = redis.NewClient(&redis.Options{Addr: srv.addrs(t)[0], Username: user, Password: "s3cret"})
-			}
-			defer c.Close()
+			rules := append(append([]string{"~" + prefix + "*"}, aclRules...), aclOperatorRules...)
+			c := srv.userClient(t, newACLUser(t, srv, "on", rules...), "s3cret")
 			s, err := New(c, func(o *Options) { o.KeyPrefix, o.ScanCount = prefix, 2 })
 			if err != nil {
 				t.Fatal(err)

@@ -70,6 +70,20 @@ func (srv server) clientAt(t testing.TB, addrs []string, hooks ...redis.Hook) re
 	return c
 }
 
+// userClient returns a client for the server that connects as user with
+// password, closed when the test ends.
+func (srv server) userClient(t testing.TB, user, password string) redis.UniversalClient {
+	t.Helper()
+	var c redis.UniversalClient
+	if srv.cluster {
+		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: srv.addrs(t), Username: user, Password: password})
+	} else {
+		c = redis.NewClient(&redis.Options{Addr: srv.addrs(t)[0], Username: user, Password: password})
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // newStore returns a Store on client whose keys no other test uses.
 func newStore(t testing.TB, client redis.UniversalClient, optFns ...func(*Options)) *Store {
 	t.Helper()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/firstuse"
 	"github.com/gopowertools/lambda/internal/simclock"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/redis/go-redis/v9"
@@ -16,6 +17,8 @@ import (
 type Store struct {
 	client redis.UniversalClient
 	opts   Options
+	kind   firstuse.Check // checkKind, before the first command
+	access firstuse.Check // checkAccess, before the first Acquire
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -26,18 +29,12 @@ var _ idempotency.Store = (*Store)(nil)
 // [redis.NewFailoverClient] (Sentinel), or any [redis.UniversalClient].
 // TLS and AUTH are the client's options.
 //
-// A bad option gives a [*idempotency.ConfigError], before any command. New
-// then sends one command, HELLO, which any ACL user may send, to learn
-// whether the server is a node of a Redis Cluster: a *redis.Client on a
-// cluster node, or a *redis.ClusterClient on a server that is not one,
-// gives a [*idempotency.ConfigError] naming the client to make instead. It
-// costs one round trip at cold start, and moves there the work of the
-// first command, which the first invocation would otherwise do: opening
-// the connection, and for a cluster client learning the layout (on
-// loopback Valkey: 0.05 ms for HELLO itself, 0.7 ms with the connection,
-// 4.6 ms with a cluster's layout). A server that cannot be reached within
-// 5 s gives its error: the function fails to start, and Lambda starts it
-// again on the next invocation.
+// A bad option gives a [*idempotency.ConfigError]. New sends no command:
+// before its first Acquire (in Lambda, the first invocation after a cold
+// start), the store asks the server, with that call's context, whether the
+// client fits it and its user may send the store's commands, and refuses
+// one that does not with a [*idempotency.ConfigError] before any record
+// is written (docs/redis.md).
 func New(client redis.UniversalClient, optFns ...func(*Options)) (*Store, error) {
 	if client == nil {
 		return nil, &idempotency.ConfigError{Name: "redis.New client", Err: errors.New("nil")}
@@ -48,9 +45,6 @@ func New(client redis.UniversalClient, optFns ...func(*Options)) (*Store, error)
 	}
 	if _, ring := client.(*redis.Ring); ring && o.WaitReplicas > 0 {
 		return nil, &idempotency.ConfigError{Name: "redis.Options.WaitReplicas", Err: errors.New("a Ring client cannot send WAIT on the connection that wrote: use a Client, a ClusterClient or a failover client")}
-	}
-	if err := checkClient(client); err != nil {
-		return nil, err
 	}
 	return &Store{client: client, opts: o}, nil
 }
@@ -87,6 +81,9 @@ func (s *Store) record(op string, rec *idempotency.Record, now time.Time, lead .
 // or a [*idempotency.CorruptedRecordError] when it cannot be read. The
 // key's TTL is the time from now to rec.Expiry, plus a minute.
 func (s *Store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if err := s.access.Do(ctx, s.checkAccess); err != nil {
+		return nil, err
+	}
 	args, err := s.record("acquire", rec, now, now.Unix(), now.UnixMilli())
 	if err != nil {
 		return nil, err
@@ -174,6 +171,9 @@ func (s *Store) conditional(ctx context.Context, op, key string, script *redis.S
 // eval runs script on the record key, within the invocation's deadline
 // less the time kept to answer (bound).
 func (s *Store) eval(ctx context.Context, script *redis.Script, key string, args []any) (any, error) {
+	if err := s.kind.Do(ctx, s.checkKind); err != nil {
+		return nil, err
+	}
 	bounded, cancel := bound(ctx)
 	defer cancel()
 	reply, err := s.run(bounded, script, key, args...)

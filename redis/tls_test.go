@@ -68,17 +68,36 @@ func TestTLSAndAuth(t *testing.T) {
 			"wrong password": {Addr: addr, Password: "wrong", TLSConfig: tlsConfig, MaxRetries: -1},
 			"unknown CA":     {Addr: addr, Password: password, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12}, MaxRetries: -1},
 		} {
-			// New asks the server its mode, so the refusal comes there,
-			// or at the first request if the server could not be asked.
+			// New sends nothing: the refusal comes at the first request.
 			c := redis.NewClient(opt)
 			s, err := New(c)
-			if err == nil {
-				_, err = s.Get(t.Context(), "k")
+			if err != nil {
+				t.Fatalf("%s: New: %v", name, err)
 			}
-			if err == nil || errors.Is(err, idempotency.ErrRecordNotFound) {
-				t.Errorf("%s: New, then Get = %v, want the connection refused", name, err)
+			if _, err = s.Get(t.Context(), "k"); err == nil || errors.Is(err, idempotency.ErrRecordNotFound) {
+				t.Errorf("%s: Get = %v, want the connection refused", name, err)
 			}
 			c.Close()
 		}
+	})
+
+	// Credentials that the server refuses are a *ConfigError on the first
+	// invocation, before any record is written: a retry cannot help.
+	t.Run("credentials", func(t *testing.T) {
+		for name, pw := range map[string]string{"wrong password": "wrong", "no password": ""} {
+			c := redis.NewClient(&redis.Options{Addr: addr, Password: pw, TLSConfig: tlsConfig, MaxRetries: -1})
+			s, err := New(c, func(o *Options) { o.KeyPrefix = testPrefix(t) })
+			if err != nil {
+				t.Fatalf("%s: New: %v", name, err)
+			}
+			errs := firstInvocations(t, s, 1)
+			if ce, ok := errs[0].(*idempotency.ConfigError); !ok || ce.Name != "redis.New client" {
+				t.Errorf("%s: the first invocation: %v, want a *ConfigError for redis.New client", name, errs[0])
+			}
+			c.Close()
+		}
+		admin := redis.NewClient(&redis.Options{Addr: addr, Password: password, TLSConfig: tlsConfig})
+		defer admin.Close()
+		noKeys(t, admin, "test:"+t.Name())
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -19,9 +20,8 @@ import (
 
 // TestStoreFromEnv checks which store each IDEMPOTENCY_STORE makes, and
 // that each refuses to start without its own variable. The Redis store
-// asks its server, when it is made, whether it is a cluster node: its
-// cases run on the test servers ({valkey}, {cluster} in REDIS_URL), and
-// the DynamoDB store sends nothing.
+// asks its server, on the first invocation, whether it is a cluster node:
+// its cases run on the test servers ({valkey}, {cluster} in REDIS_URL).
 func TestStoreFromEnv(t *testing.T) {
 	tests := []struct {
 		name string
@@ -29,17 +29,20 @@ func TestStoreFromEnv(t *testing.T) {
 		want idempotency.Store // its type; nil: an error
 		// wantErr is in the error's message when want is nil.
 		wantErr string
+		// firstErr is in the message of the *ConfigError of the first
+		// invocation's Acquire; "": not tried.
+		firstErr string
 	}{
-		{"default is DynamoDB", map[string]string{"POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), ""},
-		{"dynamodb", map[string]string{"IDEMPOTENCY_STORE": "dynamodb", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), ""},
-		{"dynamodb without a table", map[string]string{"IDEMPOTENCY_STORE": "dynamodb"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
-		{"REDIS_URL alone chooses nothing", map[string]string{"REDIS_URL": "redis://127.0.0.1:6379"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE"},
-		{"redis", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{valkey}/2"}, (*redis.Store)(nil), ""},
-		{"redis on a cluster", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{cluster}"}, nil, "ClusterClientFromEnv"},
-		{"redis without REDIS_URL", map[string]string{"IDEMPOTENCY_STORE": "redis", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, nil, "REDIS_URL"},
-		{"redis-cluster", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "redis://{cluster}"}, (*redis.Store)(nil), ""},
-		{"redis-cluster with a bad URL", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "http://secret@127.0.0.1"}, nil, "REDIS_URL"},
-		{"unknown", map[string]string{"IDEMPOTENCY_STORE": "memcached"}, nil, `IDEMPOTENCY_STORE="memcached"`},
+		{"default is DynamoDB", map[string]string{"POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), "", ""},
+		{"dynamodb", map[string]string{"IDEMPOTENCY_STORE": "dynamodb", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, (*dynamo.Store)(nil), "", ""},
+		{"dynamodb without a table", map[string]string{"IDEMPOTENCY_STORE": "dynamodb"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE", ""},
+		{"REDIS_URL alone chooses nothing", map[string]string{"REDIS_URL": "redis://127.0.0.1:6379"}, nil, "POWERTOOLS_IDEMPOTENCY_TABLE", ""},
+		{"redis", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{valkey}/2"}, (*redis.Store)(nil), "", ""},
+		{"redis on a cluster", map[string]string{"IDEMPOTENCY_STORE": "redis", "REDIS_URL": "redis://{cluster}"}, (*redis.Store)(nil), "", "ClusterClientFromEnv"},
+		{"redis without REDIS_URL", map[string]string{"IDEMPOTENCY_STORE": "redis", "POWERTOOLS_IDEMPOTENCY_TABLE": "t"}, nil, "REDIS_URL", ""},
+		{"redis-cluster", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "redis://{cluster}"}, (*redis.Store)(nil), "", ""},
+		{"redis-cluster with a bad URL", map[string]string{"IDEMPOTENCY_STORE": "redis-cluster", "REDIS_URL": "http://secret@127.0.0.1"}, nil, "REDIS_URL", ""},
+		{"unknown", map[string]string{"IDEMPOTENCY_STORE": "memcached"}, nil, `IDEMPOTENCY_STORE="memcached"`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +75,12 @@ func TestStoreFromEnv(t *testing.T) {
 			if reflect.TypeOf(store) != reflect.TypeOf(tt.want) {
 				t.Errorf("storeFromEnv() = %T, want %T", store, tt.want)
 			}
+			if tt.firstErr != "" {
+				err := firstAcquire(store)
+				if _, ok := err.(*idempotency.ConfigError); !ok || !strings.Contains(err.Error(), tt.firstErr) {
+					t.Errorf("the first Acquire: %v, want a *idempotency.ConfigError naming %s", err, tt.firstErr)
+				}
+			}
 		})
 	}
 }
@@ -88,9 +97,10 @@ func TestStoreFromEnvConfigError(t *testing.T) {
 }
 
 // TestResponsesFromEnv checks that IDEMPOTENCY_RESPONSES_* wrap the store,
-// that none of them leaves it as it is, and that a bad value stops the
-// cold start. responsestore.New checks the key and the bucket with a
-// request each, so they are moto's.
+// that none of them leaves it as it is, that a bad value stops the cold
+// start, and that a key KMS refuses stops the first invocation, before
+// any record is written: the store checks the key and the bucket then,
+// with a request each, so they are moto's.
 func TestResponsesFromEnv(t *testing.T) {
 	inner, err := dynamo.New(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), func(o *dynamo.Options) { o.TableName = "t" })
 	if err != nil {
@@ -102,15 +112,18 @@ func TestResponsesFromEnv(t *testing.T) {
 		env     map[string]string
 		wrapped bool
 		wantErr string // in the error's message; "": no error
+		// firstErr is the *ConfigError's Name of the first invocation's
+		// Acquire; "": not tried.
+		firstErr string
 	}{
-		{"none", nil, false, ""},
-		{"key", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias}, true, ""},
-		{"bucket", map[string]string{"IDEMPOTENCY_RESPONSES_BUCKET": r.bucket}, true, ""},
-		{"gzip", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4096"}, true, ""},
-		{"all", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias, "IDEMPOTENCY_RESPONSES_BUCKET": r.bucket, "IDEMPOTENCY_RESPONSES_GZIP_MIN": "0"}, true, ""},
-		{"key not in KMS", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias + "-missing"}, false, "responsestore.WithKMS"},
-		{"gzip not a size", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4k"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN"},
-		{"gzip negative", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "-1"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN"},
+		{"none", nil, false, "", ""},
+		{"key", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias}, true, "", ""},
+		{"bucket", map[string]string{"IDEMPOTENCY_RESPONSES_BUCKET": r.bucket}, true, "", ""},
+		{"gzip", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4096"}, true, "", ""},
+		{"all", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias, "IDEMPOTENCY_RESPONSES_BUCKET": r.bucket, "IDEMPOTENCY_RESPONSES_GZIP_MIN": "0"}, true, "", ""},
+		{"key not in KMS", map[string]string{"IDEMPOTENCY_RESPONSES_KEY": r.alias + "-missing"}, true, "", "responsestore.WithKMS"},
+		{"gzip not a size", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "4k"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN", ""},
+		{"gzip negative", map[string]string{"IDEMPOTENCY_RESPONSES_GZIP_MIN": "-1"}, false, "IDEMPOTENCY_RESPONSES_GZIP_MIN", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,6 +157,12 @@ func TestResponsesFromEnv(t *testing.T) {
 			if _, ok := store.(idempotency.Invoker); !ok {
 				t.Errorf("responsesFromEnv() = %T, not an idempotency.Invoker as the DynamoDB store is", store)
 			}
+			if tt.firstErr != "" {
+				err := firstAcquire(store)
+				if cfgErr, ok := err.(*idempotency.ConfigError); !ok || cfgErr.Name != tt.firstErr {
+					t.Errorf("the first Acquire: %v, want a *idempotency.ConfigError naming %s", err, tt.firstErr)
+				}
+			}
 		})
 	}
 }
@@ -158,4 +177,12 @@ func TestResponsesFromEnvNeedsAFunctionName(t *testing.T) {
 	if cfgErr, ok := errors.AsType[*idempotency.ConfigError](err); !ok || cfgErr.Name != "responsestore.WithFunctionName" {
 		t.Errorf("responsesFromEnv() error %v, want a *idempotency.ConfigError naming responsestore.WithFunctionName", err)
 	}
+}
+
+// firstAcquire is the error of the first invocation's Acquire on store.
+func firstAcquire(store idempotency.Store) error {
+	now := time.Now()
+	_, err := store.Acquire(context.Background(), &idempotency.Record{Key: "payments#1", Status: idempotency.StatusInProgress,
+		Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Minute)}, now)
+	return err
 }

@@ -2,9 +2,9 @@
 // standalone server, a node of a Redis Cluster, or a Sentinel. The mode
 // decides which go-redis client can use the server: a *redis.Client reaches
 // only the keys of the one node it is connected to, a *redis.ClusterClient
-// refuses a server that is not a cluster node. redis.New asks it to
-// refuse the wrong client at cold start; an operator's tool that is given a
-// URL asks it to make the right one.
+// refuses a server that is not a cluster node. The redis store asks it to
+// refuse the wrong client on its first use; an operator's tool that is
+// given a URL asks it to make the right one.
 package redismode
 
 import (

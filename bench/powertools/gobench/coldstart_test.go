@@ -37,11 +37,12 @@ import (
 //   - step=config: the AWS SDK's configuration alone
 //     (config.LoadDefaultConfig), which every Go function on the SDK pays;
 //   - step=build: that, the DynamoDB, KMS and S3 clients, the DynamoDB
-//     store, the response store with compression, KMS and S3 (its two
-//     checks at cold start, GenerateDataKey and GetObject, are requests to
-//     the canned AWS), and the middleware with every option on;
+//     store, the response store with compression, KMS and S3, and the
+//     middleware with every option on, which send no request;
 //   - step=build+first-call: that and the first invocation, a new key,
-//     whose Acquire first describes the table (DescribeTable).
+//     whose Acquire first checks the stores' configuration: the response
+//     store's key and bucket (GenerateDataKey, GetObject), then the
+//     table (DescribeTable), requests to the canned AWS.
 //
 // These run again and again in one process, so they leave out what a
 // process does once: package initialization and the caches filled on
@@ -185,7 +186,7 @@ func buildEveryOption(ctx context.Context, cfg aws.Config) (*idempotency.Handler
 
 // cannedAWS is an aws.HTTPClient that answers DynamoDB as cannedDynamoDB
 // does, KMS's GenerateDataKey with a data key, and S3's GetObject with
-// NoSuchKey, as responsestore's check at cold start expects.
+// NoSuchKey, as responsestore's check on the first call expects.
 type cannedAWS struct {
 	dynamodb cannedDynamoDB
 	requests int

@@ -187,7 +187,7 @@ var Defects = []Defect{
 		New:       `acquireSource(""))`,
 		Options:   Options{RedisWait: 1},
 		Store:     StoreRedis,
-		Seeds:     20000,
+		Seeds:     40000,
 		Invariant: invReplay,
 		Why:       "with WaitReplicas, a duplicate's Acquire no longer writes the record it read: it replays a COMPLETED record the replica does not have, which a failover then loses; shows only with a failover",
 	},

@@ -21,9 +21,8 @@ import (
 // together, each invocation's latency and faults drawn from its own
 // source, as for DynamoDB. A Read blocks the invocation's task, on the
 // simulated clock, until the answer is back, the connection breaks or
-// the read deadline passes. Outside an invocation (a cold start: redis.New
-// asks the server HELLO) and in the differential test, a request is
-// answered at once.
+// the read deadline passes. Outside an invocation (the differential
+// test), a request is answered at once.
 
 // redisConn is one connection of a sandbox's go-redis client.
 type redisConn struct {

@@ -25,8 +25,10 @@ func TestFixedSchedules(t *testing.T) {
 		// With WAIT but reads not touched: a duplicate replayed a COMPLETE
 		// record the replica did not have yet, which a failover then lost;
 		// the effect ran again after the lease. (Seed 5886 before the real
-		// redis.Store ran in the simulator; now, as redis-read-without-touch.)
-		{11263, StoreRedis, Options{RedisWait: 1}, "redis: with WaitReplicas, a read waits for the record it returns"},
+		// redis.Store ran in the simulator, 11263 before the store's look at
+		// the server moved into the first invocation; now, as
+		// redis-read-without-touch.)
+		{34073, StoreRedis, Options{RedisWait: 1}, "redis: with WaitReplicas, a read waits for the record it returns"},
 		// A duplicate read the COMPLETE record just before it expired and
 		// got the answer 1.6 s later, once another request had replaced
 		// it: the checker judged the replay at its return, not its read.
@@ -53,7 +55,7 @@ func TestDocumentedLimits(t *testing.T) {
 		// the skewed taker's: the checker judged the pair in the order of
 		// their effects, not of their acquisitions.
 		{21245, StoreDynamo, limitSkew, &Options{LeaseBeyondSkew: true}},
-		{636, StoreRedis, limitRedisFailover, &Options{RedisWait: 1}},
+		{230, StoreRedis, limitRedisFailover, &Options{RedisWait: 1}},
 		{1211, StoreDynamo, limitReconcileLives, nil},
 		{2, StoreGlobalEventual, limitMREC, nil},
 	} {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -13,11 +12,6 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
-
-// checkTimeout bounds the requests that [New] sends. New takes no
-// context, and runs at cold start, where Lambda allows 10 s for the whole
-// of the function's initialisation.
-const checkTimeout = 5 * time.Second
 
 // checkObject is the object, under the object prefix, that the check of
 // [WithS3] reads: no response is ever stored there, so S3 answers that it
@@ -37,9 +31,10 @@ var kmsRefusals = []string{"NotFoundException", "DisabledException", "KMSInvalid
 var s3Refusals = []string{"NoSuchBucket", "AccessDenied", "PermanentRedirect", "AuthorizationHeaderMalformed"}
 
 // check asks KMS and S3, with one request each, whether the function can
-// use the key of [WithKMS] and the bucket of [WithS3], so that a wrong one
-// is found at cold start, not by each response that then cannot be
-// stored:
+// use the key of [WithKMS] and the bucket of [WithS3], before the store's
+// first Acquire (in Lambda, the first invocation after a cold start) and
+// each after until it passes, so that a wrong one is found before any
+// record is written, not by each response that then cannot be stored:
 //
 //   - KMS: GenerateDataKey with the key and the encryption context, which
 //     every response needs anyway; the data key is kept, and the first
@@ -53,9 +48,7 @@ var s3Refusals = []string{"NoSuchBucket", "AccessDenied", "PermanentRedirect", "
 //
 // A refusal (kmsRefusals, s3Refusals) is a [*idempotency.ConfigError];
 // any other failure is returned wrapped: the service could not say.
-func (s *store) check() error {
-	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
-	defer cancel()
+func (s *store) check(ctx context.Context) error {
 	if k, ok := s.sealer.(*kmsSealer); ok {
 		if err := k.check(ctx); err != nil {
 			return checkError("responsestore.WithKMS", kmsRefusals,
@@ -82,5 +75,5 @@ func checkError(option string, refusals []string, err error) error {
 	if api, ok := errors.AsType[smithy.APIError](err); ok && slices.Contains(refusals, api.ErrorCode()) {
 		return &idempotency.ConfigError{Name: option, Err: err}
 	}
-	return fmt.Errorf("responsestore: New: checking %s: %w", option, err)
+	return fmt.Errorf("responsestore: checking %s: %w", option, err)
 }

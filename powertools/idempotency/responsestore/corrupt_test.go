@@ -62,7 +62,7 @@ func TestCorrupted(t *testing.T) {
 		read    func(w *corruptWorld) []responsestore.Option // the reader's; nil: the writer's
 		resp    []byte
 		change  func(t *testing.T, w *corruptWorld)
-		fail    func(w *corruptWorld) // after the reader is made, whose New checks KMS and S3
+		fail    func(w *corruptWorld) // after the reader is made
 		corrupt bool                  // false: an error that may pass, not corruption
 	}{
 		{name: "version", resp: large, write: gzipOpts, change: func(t *testing.T, w *corruptWorld) {

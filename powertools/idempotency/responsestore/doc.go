@@ -54,9 +54,10 @@
 //
 // # Errors
 //
-// [New] checks the KMS key and the S3 bucket, with one request each, and
-// refuses one that KMS or S3 refuses with a [*idempotency.ConfigError]:
-// found at cold start, not by each response that then goes unstored.
+// The store checks the KMS key and the S3 bucket, with one request each,
+// once, before its first Acquire, and refuses one that KMS or S3 refuses
+// with a [*idempotency.ConfigError]: found before any record is written,
+// not by each response that then goes unstored. [New] sends no request.
 //
 // A record whose envelope cannot be read back (unknown version or flags,
 // truncated, an object missing or not matching its SHA-256, a ciphertext

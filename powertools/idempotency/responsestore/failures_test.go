@@ -41,13 +41,18 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 			inner := idempotencytest.NewStore()
 			logs := &logRecords{}
 			store := mustNew(t, inner, append(tc.opts(s3, k), responsestore.WithLogger(slog.New(logs)))...)
-			// After New, whose checks pass: the service fails later.
-			tc.fail(s3, k)
 			runs := 0
 			h := idempotency.Wrap(store, func(context.Context, struct{ ID string }) (string, error) {
 				runs++
 				return large, nil
 			}, idempotency.WithEventKey("ID"), idempotency.WithKeyPrefix("fn"))
+			// The first invocation, whose check of the store passes: the
+			// service fails later.
+			if _, err := h.Invoke(t.Context(), []byte(`{"ID":"0"}`)); err != nil {
+				t.Fatal(err)
+			}
+			runs = 0
+			tc.fail(s3, k)
 			out, err := h.Invoke(t.Context(), []byte(`{"ID":"1"}`))
 			if err != nil || len(out) < len(large) {
 				t.Fatalf("first call = %d bytes, %v; want the handler's response", len(out), err)
@@ -59,24 +64,28 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 			if runs != 1 {
 				t.Fatalf("handler ran %d times, want 1", runs)
 			}
-			recs := inner.Records()
-			if len(recs) != 1 || !recs[0].ResponseOmitted || len(recs[0].Response) != 0 || recs[0].ResponseOmittedReason != tc.reason {
-				t.Fatalf("stored %+v, want one record without its response", recs)
+			key, _, err := h.KeyOf([]byte(`{"ID":"1"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := inner.Get(t.Context(), key)
+			if err != nil || !stored.ResponseOmitted || len(stored.Response) != 0 || stored.ResponseOmittedReason != tc.reason {
+				t.Fatalf("stored %+v, %v; want the record without its response", stored, err)
 			}
 			if got := logs.errors(); len(got) != 1 || !errors.Is(got[0], errUnavailable) {
 				t.Fatalf("logged errors %v, want the one cause", got)
 			}
 
 			// Complete's error matches ErrUnstorableResponse and the cause.
-			rec := recs[0]
+			rec := *stored
 			rec.Response, rec.ResponseOmitted = []byte(large), false
 			err = store.Complete(t.Context(), &rec)
 			e, ok := errors.AsType[*responsestore.ResponseError](err)
 			if !ok || e.Op != tc.op || !errors.Is(err, idempotency.ErrUnstorableResponse) || errors.Is(err, idempotency.ErrRecordTooLarge) || !errors.Is(err, errUnavailable) {
 				t.Fatalf("Complete error = %v, want a ResponseError (%s) matching ErrUnstorableResponse and the cause, not ErrRecordTooLarge", err, tc.op)
 			}
-			if got := inner.Records(); !bytes.Equal(got[0].Response, recs[0].Response) {
-				t.Fatal("a failed Complete changed the record")
+			if got, err := inner.Get(t.Context(), key); err != nil || !bytes.Equal(got.Response, stored.Response) || got.ResponseOmitted != stored.ResponseOmitted {
+				t.Fatalf("after a failed Complete the store holds %+v, %v; want %+v", got, err, stored)
 			}
 		})
 	}

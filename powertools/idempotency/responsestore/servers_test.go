@@ -12,6 +12,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
@@ -161,6 +162,16 @@ func (m *moto) dynamoStore(t *testing.T, client dynamo.Client) *dynamo.Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// items counts the items of the test's table.
+func (m *moto) items(t *testing.T) int32 {
+	t.Helper()
+	out, err := m.ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(m.table), Select: ddbtypes.SelectCount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Count
 }
 
 // objects lists the keys of the test's bucket.

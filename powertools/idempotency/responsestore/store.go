@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/firstuse"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -23,7 +24,8 @@ type store struct {
 	bucket     string
 	prefix     string
 	offloadAt  int
-	logger     *slog.Logger // nil: slog.Default()
+	logger     *slog.Logger   // nil: slog.Default()
+	checked    firstuse.Check // check, before the first Acquire
 }
 
 // New returns a Store that keeps its records in inner, with each
@@ -35,27 +37,20 @@ type store struct {
 // github.com/gopowertools/lambda/dynamo.Stage are committed with the
 // record.
 //
-// A bad option gives a [*idempotency.ConfigError], before any request.
-// New then checks, at cold start, what would otherwise fail each response
-// that needs it: with [WithKMS], one GenerateDataKey, whose data key the
-// first responses use, so that it costs no request they would not have
-// made; with [WithS3], one GetObject of an object that does not exist
-// (responsestore-check, under the object prefix), which writes nothing
-// and needs only the permissions a replay needs. A key or bucket that
-// KMS or S3 refuses (missing, disabled, in another Region, not allowed to
-// the function's role or encryption context) gives a
-// [*idempotency.ConfigError] naming WithKMS or WithS3; a service that
-// does not answer within 5 s, or answers otherwise, gives its error. Each
-// check takes one request: about 5 ms on moto, over a warm connection.
+// A bad option gives a [*idempotency.ConfigError]. New sends no request:
+// before its first Acquire (in Lambda, the first invocation after a cold
+// start), the store asks KMS and S3, with that call's context and one
+// request each, whether it may use the key of [WithKMS] and the bucket of
+// [WithS3], and refuses one that they refuse (missing, disabled, in
+// another Region, not allowed to the function's role) with a
+// [*idempotency.ConfigError] naming the option, before any record is
+// written (docs/large-and-sensitive-responses.md).
 func New(inner idempotency.Store, opts ...Option) (idempotency.Store, error) {
 	if inner == nil {
 		return nil, &idempotency.ConfigError{Name: "responsestore.New", Err: errors.New("nil inner store")}
 	}
 	s := &store{inner: inner}
 	if err := s.build(opts); err != nil {
-		return nil, err
-	}
-	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if s.invoker, _ = inner.(idempotency.Invoker); s.invoker != nil {
@@ -67,6 +62,9 @@ func New(inner idempotency.Store, opts ...Option) (idempotency.Store, error) {
 // Acquire writes rec through the inner store, and returns the live record
 // it finds with its response read back.
 func (s *store) Acquire(ctx context.Context, rec *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if err := s.checked.Do(ctx, s.check); err != nil {
+		return nil, err
+	}
 	var existing *idempotency.Record
 	err := s.write(ctx, rec, func(r *idempotency.Record) (err error) {
 		existing, err = s.inner.Acquire(ctx, r, now)
