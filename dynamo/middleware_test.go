@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
 
@@ -38,9 +39,9 @@ type flow struct {
 	client *dynamodb.Client
 	store  *Store
 	reqs   *requests
-	clock  atomic.Pointer[time.Time]
+	clock  *fake.Clock
 	calls  atomic.Int32
-	errors atomic.Int32 // ERROR records logged by the middleware
+	log    fake.Log // what the middleware logged
 	// The handler for Who "block" signals started, then waits for
 	// proceed; for Who "hold" it only waits for proceed.
 	started, proceed chan struct{}
@@ -51,16 +52,8 @@ func newFlow(t *testing.T, srv server) *flow {
 	f.client = srv.client(t, f.reqs.option)
 	f.store = newStore(t, f.client)
 	warm(t, f.store)
-	now := time.Now()
-	f.clock.Store(&now)
+	f.clock = fake.NewClock(time.Now())
 	return f
-}
-
-func (f *flow) now() time.Time { return *f.clock.Load() }
-
-func (f *flow) advance(d time.Duration) {
-	now := f.now().Add(d)
-	f.clock.Store(&now)
 }
 
 var errDeclined = errors.New("declined")
@@ -87,8 +80,8 @@ func (f *flow) wrap(opts ...idempotency.Option) *idempotency.Handler {
 		idempotency.WithEventKey("id"),
 		idempotency.WithKeyPrefix("orders"),
 		idempotency.WithLease(10 * time.Second),
-		idempotency.WithClock(f.now),
-		idempotency.WithLogger(slog.New(levelCounter{&f.errors})),
+		idempotency.WithClock(f.clock.Now),
+		idempotency.WithLogger(slog.New(&f.log)),
 	}
 	h, err := idempotency.New(f.store, f.handler, append(base, opts...)...)
 	if err != nil {
@@ -113,19 +106,6 @@ func (f *flow) dupRequests() map[string]int {
 	}
 	return map[string]int{"PutItem": 1, "GetItem": 1}
 }
-
-// levelCounter is a slog handler that counts ERROR records.
-type levelCounter struct{ n *atomic.Int32 }
-
-func (l levelCounter) Enabled(context.Context, slog.Level) bool { return true }
-func (l levelCounter) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError {
-		l.n.Add(1)
-	}
-	return nil
-}
-func (l levelCounter) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l levelCounter) WithGroup(string) slog.Handler      { return l }
 
 func TestMiddlewareFlows(t *testing.T) {
 	for _, srv := range servers {
@@ -176,7 +156,7 @@ var middlewareFlows = []struct {
 		<-f.started
 		_, err := f.invoke(h, order{ID: "1"})
 		var ipe *idempotency.InProgressError
-		if !errors.As(err, &ipe) || !ipe.LeaseEnd.Equal(f.now().Add(10*time.Second).Truncate(time.Millisecond)) {
+		if !errors.As(err, &ipe) || !ipe.LeaseEnd.Equal(f.clock.Now().Add(10*time.Second).Truncate(time.Millisecond)) {
 			f.t.Errorf("duplicate while in progress error = %v, want *InProgressError with the lease end", err)
 		}
 		close(f.proceed)
@@ -190,7 +170,7 @@ var middlewareFlows = []struct {
 		go func() { resp, _ := f.invoke(h, order{ID: "1", Who: "block"}); stale <- resp }()
 		<-f.started
 		// The first invocation's lease ends; a retry takes the key over.
-		f.advance(10 * time.Second)
+		f.clock.Advance(10 * time.Second)
 		if resp, err := f.invoke(h, order{ID: "1", Who: "retry"}); err != nil || resp != `{"who":"retry"}` {
 			f.t.Fatalf("takeover Invoke = %s, %v", resp, err)
 		}
@@ -200,8 +180,8 @@ var middlewareFlows = []struct {
 		if resp := <-stale; resp != `{"who":"block"}` {
 			f.t.Errorf("stale invocation returned %s", resp)
 		}
-		if f.errors.Load() != 1 {
-			f.t.Errorf("%d errors logged, want 1 (the lost lease)", f.errors.Load())
+		if logged := f.log.At(slog.LevelError); len(logged) != 1 {
+			f.t.Errorf("%d errors logged, want 1 (the lost lease): %v", len(logged), logged)
 		}
 		if resp, err := f.invoke(h, order{ID: "1"}); err != nil || resp != `{"who":"retry"}` {
 			f.t.Fatalf("duplicate after takeover = %s, %v; want the new owner's response", resp, err)
@@ -286,7 +266,7 @@ var middlewareFlows = []struct {
 		}
 		item := f.store.opts.key(key)
 		item["status"] = &types.AttributeValueMemberS{Value: "BOGUS"}
-		item["expiration"] = number(f.now().Add(time.Hour).Unix())
+		item["expiration"] = number(f.clock.Now().Add(time.Hour).Unix())
 		if _, err := f.client.PutItem(f.t.Context(), &dynamodb.PutItemInput{TableName: aws.String(f.store.opts.TableName), Item: item}); err != nil {
 			f.t.Fatal(err)
 		}

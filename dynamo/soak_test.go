@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 	"github.com/gopowertools/lambda/internal/testing/faultworld"
 	"github.com/gopowertools/lambda/powertools/idempotency"
@@ -302,7 +303,16 @@ func TestSoak(t *testing.T) {
 	t.Logf("leases taken: %d (of which %d found the invocation's own record after a lost reply); charges: %d for %d keys",
 		leasesTotal, ledger.ownFound, effectsTotal, keys)
 	t.Logf("writes failed beyond the SDK's retries: %v; IN_PROGRESS after the lease, before retries: %d (every one after a failed write); keys retried: %d; extra charges: %d; errors logged: %v",
-		ledger.failedOps, len(stuck), len(unsettled), extra, w.Logs.Messages())
+		ledger.failedOps, len(stuck), len(unsettled), extra, errorMessages(w.Logs))
+}
+
+// errorMessages counts the ERROR records of log by message.
+func errorMessages(log *fake.Log) map[string]int {
+	n := map[string]int{}
+	for _, e := range log.At(slog.LevelError) {
+		n[e.Message]++
+	}
+	return n
 }
 
 // settle invokes each id until it answers the charge.

@@ -3,6 +3,7 @@ package faultworld
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -101,8 +102,8 @@ func (w *World) retried(h *idempotency.Handler, step Step, fault faultproxy.Faul
 	got, err = w.Invoke(h, id)
 	w.WantCharged("duplicate", id, got, err)
 	w.WantEffects(id, 1)
-	if n := w.Logs.Total(); n != 0 {
-		t.Errorf("%d errors logged, want none: %v", n, w.Logs.Messages())
+	if logged := w.Logs.At(slog.LevelError); len(logged) != 0 {
+		t.Errorf("%d errors logged, want none: %v", len(logged), logged)
 	}
 }
 
@@ -224,8 +225,8 @@ func (w *World) TestBeyondRetries(t *testing.T, h *idempotency.Handler, cases []
 			got, err = w.Invoke(h, id)
 			w.WantCharged("retry", id, got, err)
 			w.WantEffects(id, tt.WantEffects)
-			if n := w.Logs.Total(); n != tt.WantLogged {
-				t.Errorf("%d errors logged, want %d: %v", n, tt.WantLogged, w.Logs.Messages())
+			if logged := w.Logs.At(slog.LevelError); len(logged) != tt.WantLogged {
+				t.Errorf("%d errors logged, want %d: %v", len(logged), tt.WantLogged, logged)
 			}
 		})
 	}

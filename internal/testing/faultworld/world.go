@@ -18,10 +18,10 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/internal/testing/faultproxy"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 )
@@ -61,10 +61,10 @@ type World struct {
 	Store idempotency.Store
 	// Check is the store the checks read records from.
 	Check idempotency.Store
-	// Logs counts the middleware's ERROR records.
-	Logs *ErrorLog
-
-	clock atomic.Pointer[time.Time]
+	// Logs keeps what the middleware logged.
+	Logs *fake.Log
+	// Clock is the world's clock, which the test moves.
+	*fake.Clock
 
 	mu        sync.Mutex
 	effects   map[string]int // successful handler calls per order id
@@ -76,27 +76,15 @@ type World struct {
 // through proxies; check reads the records for the checks (store itself
 // will do when no fault is set while it reads).
 func New(t *testing.T, store, check idempotency.Store, proxies ...*faultproxy.Proxy) *World {
-	w := &World{T: t, Proxies: proxies, Store: store, Check: check, Logs: &ErrorLog{},
+	return &World{T: t, Proxies: proxies, Store: store, Check: check, Logs: &fake.Log{}, Clock: fake.NewClock(time.Now()),
 		effects: map[string]int{}, fail: map[string]int{}, uncertain: map[string]int{}}
-	now := time.Now()
-	w.clock.Store(&now)
-	return w
-}
-
-// Now is the world's clock.
-func (w *World) Now() time.Time { return *w.clock.Load() }
-
-// Advance moves the clock on by d.
-func (w *World) Advance(d time.Duration) {
-	now := w.Now().Add(d)
-	w.clock.Store(&now)
 }
 
 // CatchUp moves the clock to the real time if it is behind, so that a
 // lease counted from it leaves the middleware's own retries their time.
 func (w *World) CatchUp() {
-	if now := time.Now(); now.After(w.Now()) {
-		w.clock.Store(&now)
+	if behind := time.Since(w.Now()); behind > 0 {
+		w.Advance(behind)
 	}
 }
 

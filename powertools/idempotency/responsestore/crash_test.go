@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
 )
@@ -60,16 +61,14 @@ type crashWorld struct {
 	inner   *crashStore
 	s3crash *crashS3
 	h       *idempotency.Handler
-	clock   atomic.Pointer[time.Time]
+	clock   *fake.Clock
 	effects atomic.Int32
 }
 
 const crashLease = 30 * time.Second
 
 func newCrashWorld(t *testing.T) *crashWorld {
-	w := &crashWorld{moto: newMoto(t)}
-	now := time.Now()
-	w.clock.Store(&now)
+	w := &crashWorld{moto: newMoto(t), clock: fake.NewClock(time.Now())}
 	w.inner = &crashStore{Store: w.dynamoStore(t, nil)}
 	w.s3crash = &crashS3{S3Client: w.moto.s3}
 	store := mustNew(t, w.inner,
@@ -79,13 +78,8 @@ func newCrashWorld(t *testing.T) *crashWorld {
 		n := w.effects.Add(1)
 		return fmt.Sprintf("charged %s, effect %d", in.ID, n), nil
 	}, idempotency.WithEventKey("ID"), idempotency.WithKeyPrefix("orders"),
-		idempotency.WithLease(crashLease), idempotency.WithClock(func() time.Time { return *w.clock.Load() }))
+		idempotency.WithLease(crashLease), idempotency.WithClock(w.clock.Now))
 	return w
-}
-
-func (w *crashWorld) advance(d time.Duration) {
-	now := w.clock.Load().Add(d)
-	w.clock.Store(&now)
 }
 
 // invoke calls the handler on its own goroutine, which a crash ends, and
@@ -126,12 +120,12 @@ func TestCrashAfterObjectBeforeComplete(t *testing.T) {
 	}
 
 	// Before the lease ends: InProgressError, and no run.
-	w.advance(crashLease - time.Second)
+	w.clock.Advance(crashLease - time.Second)
 	if _, _, err := w.invoke(event); !isInProgress(err) {
 		t.Fatalf("duplicate during the lease: %v, want InProgressError", err)
 	}
 	// After it: the handler runs again.
-	w.advance(time.Second)
+	w.clock.Advance(time.Second)
 	out, _, err := w.invoke(event)
 	if err != nil || out != `"charged o-1, effect 2"` {
 		t.Fatalf("duplicate after the lease = %s, %v; want the second run's response", out, err)
@@ -148,7 +142,7 @@ func TestCrashAfterObjectBeforeComplete(t *testing.T) {
 		t.Fatalf("objects %q, want the orphan and the second run's", objects)
 	}
 	// The replay reads the second run's object; the orphan is read by no one.
-	w.advance(time.Second)
+	w.clock.Advance(time.Second)
 	again, _, err := w.invoke(event)
 	if err != nil || again != out {
 		t.Fatalf("replay = %s, %v; want %s", again, err, out)
@@ -168,7 +162,7 @@ func TestCrashAfterComplete(t *testing.T) {
 	if _, returned, _ := w.invoke(event); returned {
 		t.Fatal("the invocation returned; want it to die after COMPLETE")
 	}
-	w.advance(time.Second)
+	w.clock.Advance(time.Second)
 	out, _, err := w.invoke(event)
 	if err != nil || out != `"charged o-2, effect 1"` {
 		t.Fatalf("retry = %s, %v; want the first run's response", out, err)

@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"testing"
 
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 	"github.com/gopowertools/lambda/powertools/idempotency/responsestore"
@@ -39,7 +39,7 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s3, k := newMemS3(), newMemKMS("key-1")
 			inner := idempotencytest.NewStore()
-			logs := &logRecords{}
+			logs := &fake.Log{}
 			store := mustNew(t, inner, append(tc.opts(s3, k), responsestore.WithLogger(slog.New(logs)))...)
 			runs := 0
 			h := idempotency.Wrap(store, func(context.Context, struct{ ID string }) (string, error) {
@@ -72,8 +72,12 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 			if err != nil || !stored.ResponseOmitted || len(stored.Response) != 0 || stored.ResponseOmittedReason != tc.reason {
 				t.Fatalf("stored %+v, %v; want the record without its response", stored, err)
 			}
-			if got := logs.errors(); len(got) != 1 || !errors.Is(got[0], errUnavailable) {
-				t.Fatalf("logged errors %v, want the one cause", got)
+			logged := logs.At(slog.LevelError)
+			if len(logged) != 1 {
+				t.Fatalf("logged %v, want the one cause", logged)
+			}
+			if cause, _ := logged[0].Attrs["error"].Any().(error); !errors.Is(cause, errUnavailable) {
+				t.Fatalf("logged %v, want the one cause", logged)
 			}
 
 			// Complete's error matches ErrUnstorableResponse and the cause.
@@ -89,36 +93,4 @@ func TestResponseNotStoredWhenSealFails(t *testing.T) {
 			}
 		})
 	}
-}
-
-// logRecords keeps the errors logged at error level.
-type logRecords struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
-
-func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
-	if r.Level < slog.LevelError {
-		return nil
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		if err, ok := a.Value.Any().(error); ok && a.Key == "error" {
-			l.mu.Lock()
-			l.errs = append(l.errs, err)
-			l.mu.Unlock()
-		}
-		return true
-	})
-	return nil
-}
-
-func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logRecords) WithGroup(string) slog.Handler      { return l }
-
-func (l *logRecords) errors() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]error(nil), l.errs...)
 }
