@@ -370,7 +370,13 @@ func (c *checker) reverted(key string, now *recView, lostTokens []string, ex exc
 		}
 	}
 	if cur := ks.complete; cur != nil && (now == nil || now.status != idempotency.StatusComplete || now.token != cur.token) {
+		// A record expired by every clock, or taken over after its
+		// expiry, had ended before the failover: the failover lost none
+		// of it.
+		ts := c.tokens[cur.token]
+		ended := !c.w.s.now.Before(cur.expiryHi) || (ts != nil && !ts.expiredAt.IsZero())
 		switch {
+		case ended:
 		case ex.limit == "" && cur.replayed:
 			// With WaitReplicas, a duplicate is answered only from a
 			// record the replica has (docs/redis.md).

@@ -33,6 +33,10 @@ func TestFixedSchedules(t *testing.T) {
 		// got the answer 1.6 s later, once another request had replaced
 		// it: the checker judged the replay at its return, not its read.
 		{37634, StoreDynamo, Options{}, "sim: a replay is judged by the clock read before the store's answer"},
+		// A COMPLETED record, replayed, expired and was taken over; a
+		// failover then lost the writes after it, and the checker took
+		// the record's end for the failover's loss.
+		{60453, StoreRedis, Options{RedisWait: 1}, "sim: a record that has ended by the spec is no failover's loss"},
 	} {
 		if r := Run(tt.seed, tt.store, tt.o); len(r.Violations) > 0 {
 			t.Errorf("seed %d on %s (%s): %v", tt.seed, tt.store, tt.fix, r.Violations)
