@@ -62,6 +62,7 @@ func (f *fakeClient) DeleteItem(_ context.Context, _ *dynamodb.DeleteItemInput, 
 }
 
 func TestErrorMapping(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	rec := &idempotency.Record{Key: "k", Status: idempotency.StatusInProgress, LeaseToken: "a", Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Minute)}
 	done := *rec

@@ -19,6 +19,7 @@ import (
 // (acquire) or COMPLETED record (complete), and the retried delete finds
 // nothing (release).
 func TestFaultsRetried(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			steps := []faultworld.Step{
@@ -41,6 +42,7 @@ func TestFaultsRetried(t *testing.T) {
 // TestFaultsBeyondRetries breaks every attempt the SDK makes (three) at
 // one request, each refusal with another of DynamoDB's error replies.
 func TestFaultsBeyondRetries(t *testing.T) {
+	t.Parallel()
 	cases := faultworld.BeyondCases(faultworld.Paths{
 		Acquire:  faultworld.Rule(acquirePut, faultproxy.Throttling, 0),
 		Complete: faultworld.Rule(completePut, faultproxy.InternalServerError, 0),
@@ -62,6 +64,7 @@ func TestFaultsBeyondRetries(t *testing.T) {
 // the key IN_PROGRESS with a lease that has already ended, so the next
 // duplicate would run the handler again.
 func TestDeadlineDuringComplete(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := newFaultWorld(t, srv)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestEncode(t *testing.T) {
+	t.Parallel()
 	o, _ := options([]func(*Options){func(o *Options) { o.TableName = "t" }})
 	rec := &idempotency.Record{
 		Key: "fn#abc", Status: idempotency.StatusComplete, LeaseToken: "tok", PayloadHash: "h",
@@ -57,6 +58,7 @@ func TestEncode(t *testing.T) {
 // A record Powertools for Python wrote (no lease token, no omitted flag)
 // decodes.
 func TestDecodePowertoolsItem(t *testing.T) {
+	t.Parallel()
 	o, _ := options([]func(*Options){func(o *Options) { o.TableName = "t" }})
 	rec, err := o.decode("fn#abc", map[string]types.AttributeValue{
 		"id":                     &types.AttributeValueMemberS{Value: "fn#abc"},
@@ -88,6 +90,7 @@ func attrString(v types.AttributeValue) string {
 // item encode writes, with the default attribute names: it keeps a record
 // at that size as its limit, and refuses it a byte below.
 func TestRecordSize(t *testing.T) {
+	t.Parallel()
 	o, _ := options([]func(*Options){func(o *Options) { o.TableName = "t" }})
 	at := time.UnixMilli(1700000000123)
 	recs := []idempotency.Record{

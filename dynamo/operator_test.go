@@ -50,6 +50,7 @@ func putRaw(t *testing.T, client *dynamodb.Client, s *Store, item map[string]typ
 }
 
 func TestScanOnServers(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		for _, mode := range keyModes {
 			t.Run(srv.name+"/"+mode.name, func(t *testing.T) {
@@ -118,6 +119,7 @@ func TestScanOnServers(t *testing.T) {
 }
 
 func TestScanStopsWhenTheCallerDoes(t *testing.T) {
+	t.Parallel()
 	client := servers[0].client(t)
 	plain := newStore(t, client)
 	store, err := New(pagedClient{client, 1}, func(o *Options) { *o = plain.opts })
@@ -144,6 +146,7 @@ func TestScanStopsWhenTheCallerDoes(t *testing.T) {
 type noScan struct{ Client }
 
 func TestScanNeedsAScanClient(t *testing.T) {
+	t.Parallel()
 	store, err := New(noScan{}, func(o *Options) { o.TableName = "t" })
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +159,7 @@ func TestScanNeedsAScanClient(t *testing.T) {
 }
 
 func TestDeleteOnServers(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		for _, mode := range keyModes {
 			t.Run(srv.name+"/"+mode.name, func(t *testing.T) {

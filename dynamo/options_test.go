@@ -63,6 +63,7 @@ func TestOptions(t *testing.T) {
 }
 
 func TestNewNilClient(t *testing.T) {
+	t.Parallel()
 	if _, err := New(nil, func(o *Options) { o.TableName = "t" }); !errors.As(err, new(*idempotency.ConfigError)) {
 		t.Fatalf("New(nil) error = %v, want ErrConfig", err)
 	}

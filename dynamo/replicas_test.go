@@ -55,6 +55,7 @@ func acquire(s *Store) error {
 // global table in strong consistency, and refuses one in eventual
 // consistency unless told to accept it (docs/multi-region.md).
 func TestGlobalTables(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		desc    *types.TableDescription
@@ -109,6 +110,7 @@ func TestGlobalTables(t *testing.T) {
 // the next Acquire, which finds a permission granted since; another
 // failure fails that Acquire only.
 func TestTableCheckFailures(t *testing.T) {
+	t.Parallel()
 	denied := &describer{err: &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "not authorized to perform: dynamodb:DescribeTable"}}
 	s, err := New(denied, func(o *Options) { o.TableName = "idem" })
 	if err != nil {
@@ -142,6 +144,7 @@ func TestTableCheckFailures(t *testing.T) {
 // TestClientWithoutDescribeTable: a Client without DescribeTable (a test
 // double) is taken for a table of one Region.
 func TestClientWithoutDescribeTable(t *testing.T) {
+	t.Parallel()
 	s, err := New(&txClient{Client: writesOK{}}, func(o *Options) { o.TableName = "idem" })
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +202,7 @@ func (c *deniedPuts) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*d
 // two types), naming the permission to grant; not a *PersistenceError,
 // whose advice is to retry.
 func TestDescribeTableDeniedIsAConfigError(t *testing.T) {
+	t.Parallel()
 	client := &deniedPuts{describer: describer{err: &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "not authorized to perform: dynamodb:DescribeTable"}}}
 	s, err := New(client, func(o *Options) { o.TableName = "idem" })
 	if err != nil {

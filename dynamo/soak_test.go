@@ -171,6 +171,7 @@ const (
 )
 
 func TestSoak(t *testing.T) {
+	t.Parallel()
 	s := soakFromEnv(t)
 	srv := servers[0] // moto, unless SOAK_SERVER names another
 	if name := os.Getenv("SOAK_SERVER"); name != "" {

@@ -17,6 +17,7 @@ import (
 // existing record comes back with the failed put (ALL_OLD), on dynalite
 // through the GetItem fallback.
 func TestStoreConformance(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		for _, mode := range keyModes {
 			t.Run(srv.name+"/"+mode.name, func(t *testing.T) {
@@ -31,6 +32,7 @@ func TestStoreConformance(t *testing.T) {
 
 // Each operation costs the requests the package documents.
 func TestRequestCounts(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		for _, mode := range keyModes {
 			t.Run(srv.name+"/"+mode.name, func(t *testing.T) {
@@ -93,6 +95,7 @@ func TestRequestCounts(t *testing.T) {
 // An item that the store cannot read makes Acquire and Get fail closed
 // with a CorruptedRecordError, on items written by hand.
 func TestCorruptedItem(t *testing.T) {
+	t.Parallel()
 	live := func() types.AttributeValue { return number(time.Now().Add(time.Hour).Unix()) }
 	tests := []struct {
 		name  string

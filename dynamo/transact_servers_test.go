@@ -169,6 +169,7 @@ func (idempotencyKeyStore) Reclaim(context.Context, *idempotency.Record, string)
 }
 
 func TestTransactionalCompletion(t *testing.T) {
+	t.Parallel()
 	moto := servers[0]
 
 	t.Run("commits the movement with the record and replays it", func(t *testing.T) {

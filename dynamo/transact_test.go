@@ -63,6 +63,7 @@ func fakeStore(t *testing.T, client Client) *Store {
 }
 
 func TestStageOutsideInvocation(t *testing.T) {
+	t.Parallel()
 	if err := Stage(context.Background(), ledgerPut("s1")); !errors.Is(err, ErrNotInInvocation) {
 		t.Errorf("Stage outside an invocation: %v, want ErrNotInInvocation", err)
 	}
@@ -73,6 +74,7 @@ func TestStageOutsideInvocation(t *testing.T) {
 }
 
 func TestStageChecks(t *testing.T) {
+	t.Parallel()
 	many := func(n int) []types.TransactWriteItem {
 		w := make([]types.TransactWriteItem, n)
 		for i := range w {
@@ -188,6 +190,7 @@ func canceled(codes ...string) error {
 }
 
 func TestCommitErrors(t *testing.T) {
+	t.Parallel()
 	s := fakeStore(t, &txClient{})
 	mine := s.opts.encode(&idempotency.Record{Key: "k", Status: idempotency.StatusComplete, LeaseToken: "t"})
 	theirs := s.opts.encode(&idempotency.Record{Key: "k", Status: idempotency.StatusInProgress, LeaseToken: "other"})
@@ -266,6 +269,7 @@ func TestCommitErrors(t *testing.T) {
 // says nothing of an earlier one, so when the record cannot be read back
 // either, the outcome is unknown and the key is kept, not released.
 func TestCommitRefusedRecordUnreadable(t *testing.T) {
+	t.Parallel()
 	client := &txClient{err: httpError(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), getErr: errors.New("connection reset")}
 	s := fakeStore(t, client)
 	ctx := s.StageWrites(context.Background())

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCheckNumber(t *testing.T) {
+	t.Parallel()
 	ok := []string{"0", "-0", "0.000", "12.50", "1e125", "9.9999999999999999999999999999999999999e125", "1e-130", "-1E-130",
 		"12345678901234567890123456789012345678", "1234567890123456789012345678901234567800000", "0.00012345678901234567890123456789012345678"}
 	for _, n := range ok {
@@ -30,6 +31,7 @@ func TestCheckNumber(t *testing.T) {
 }
 
 func TestJSONNumber(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"12": "12", "-1.5": "-1.5", "+3": "3", ".5": "0.5", "-.5": "-0.5", "5.": "5", "1E+2": "1e+2", "2.e3": "2e3"} {
 		if got := jsonNumber(in); got != want {
 			t.Errorf("jsonNumber(%s) = %s, want %s", in, got, want)
@@ -40,6 +42,7 @@ func TestJSONNumber(t *testing.T) {
 // A response goes into DynamoDB's types and comes back as the same JSON
 // value, its members in key order.
 func TestAttributeRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := `{"z":[1,2.50,-0,1e3,"s",true,null,{}],"a":{"é":"<&>\u2028"},"e":[]}`
 	var v any
 	d := json.NewDecoder(strings.NewReader(in))

@@ -65,6 +65,7 @@ func (p *provider) total() int {
 // provider times out after charging, the record is UNCERTAIN, and a
 // duplicate reconciles it.
 func TestUncertainOnMoto(t *testing.T) {
+	t.Parallel()
 	moto := servers[0]
 	setup := func(t *testing.T) (*provider, *Store, func(payout) (string, error)) {
 		p := &provider{charges: map[string]int{}, timeouts: 1}

@@ -84,6 +84,7 @@ func ambiguousDocument(doc []byte) bool {
 // search reading the path alone would answer, and checks that both
 // searches refuse them.
 func TestSearchJSONAgrees(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ expr, doc string }{
 		// Names that fold together off the path, in a document that
 		// powertools_json decodes whole for Search.

@@ -8,6 +8,7 @@ import (
 
 // Behaviours of jmespath.py that the compliance suite does not pin.
 func TestBuiltinEdges(t *testing.T) {
+	t.Parallel()
 	data := map[string]any{
 		"objs":  map[string]any{"b": 2.0, "a": 1.0, "c": 3.0},
 		"names": []any{"bob", "Al", "al", "émile"},

@@ -76,6 +76,7 @@ func loadCompliance(t testing.TB) []namedCase {
 }
 
 func TestCompliance(t *testing.T) {
+	t.Parallel()
 	cases := loadCompliance(t)
 	for _, useNumber := range []bool{false, true} {
 		t.Run(fmt.Sprintf("UseNumber=%v", useNumber), func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 // One compiled expression serves many goroutines; run with -race.
 func TestConcurrentSearch(t *testing.T) {
+	t.Parallel()
 	exprs := []*Expression{
 		MustCompile("powertools_json(body).order_id"),
 		MustCompile("sort_by(powertools_json(body).items, &price)[*].sku"),
@@ -45,6 +46,7 @@ func TestConcurrentSearch(t *testing.T) {
 
 // A caller changing a result must not change the compiled literal.
 func TestLiteralResultsAreCopies(t *testing.T) {
+	t.Parallel()
 	e := MustCompile("`{\"a\": [1, 2]}`")
 	first, _ := e.Search(nil)
 	first.(map[string]any)["a"].([]any)[0] = "changed"
@@ -58,6 +60,7 @@ func TestLiteralResultsAreCopies(t *testing.T) {
 
 // Search does not change its input, even with functions that sort.
 func TestSearchLeavesDataAlone(t *testing.T) {
+	t.Parallel()
 	data, _ := decodeStd([]byte(`{"a": [3, 1, 2], "p": [{"k": 2}, {"k": 1}]}`))
 	before, _ := decodeStd([]byte(`{"a": [3, 1, 2], "p": [{"k": 2}, {"k": 1}]}`))
 	for _, expr := range []string{"sort(a)", "reverse(a)", "sort_by(p, &k)", "merge(p[0], p[1])", "a[::-1]"} {
@@ -75,6 +78,7 @@ func TestSearchLeavesDataAlone(t *testing.T) {
 // share state. Run with -race; each result must search as one compiled
 // alone does.
 func TestConcurrentCompile(t *testing.T) {
+	t.Parallel()
 	sources := []string{
 		"powertools_json(body).order_id",
 		"sort_by(powertools_json(body).items, &price)[*].sku",

@@ -43,6 +43,7 @@ var envelopeCases = []struct {
 }
 
 func TestEnvelopes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range envelopeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := readEnvelopeFile(t, "events", tc.fixture)
@@ -83,6 +84,7 @@ func TestEnvelopes(t *testing.T) {
 // that no envelope reads, or a template whose output was not regenerated,
 // shows up here.
 func TestEnvelopeFixturesCovered(t *testing.T) {
+	t.Parallel()
 	var inTable []string
 	for _, tc := range envelopeCases {
 		inTable = append(inTable, tc.fixture)
@@ -110,6 +112,7 @@ func TestEnvelopeFixturesCovered(t *testing.T) {
 // it, as an *InvalidValueError, rather than return something that is not the
 // payload.
 func TestEnvelopeAPIGatewayRESTBase64Body(t *testing.T) {
+	t.Parallel()
 	var event map[string]any
 	if err := json.Unmarshal(readEnvelopeFile(t, "events", "apigw-rest"), &event); err != nil {
 		t.Fatal(err)

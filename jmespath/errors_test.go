@@ -7,6 +7,7 @@ import (
 )
 
 func TestSyntaxErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr   string
 		offset int
@@ -58,6 +59,7 @@ func TestSyntaxErrors(t *testing.T) {
 // Deep trees are refused even when the parser does not recurse to build
 // them, and long flat paths are not.
 func TestNestingLimit(t *testing.T) {
+	t.Parallel()
 	if _, err := Compile(strings.Repeat("a|", 300) + "a"); err == nil {
 		t.Error("300 pipes: want a syntax error")
 	}
@@ -79,6 +81,7 @@ func TestNestingLimit(t *testing.T) {
 }
 
 func TestCompileErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr  string
 		check func(t *testing.T, err error)
@@ -129,6 +132,7 @@ func TestCompileErrors(t *testing.T) {
 }
 
 func TestSearchErrors(t *testing.T) {
+	t.Parallel()
 	data := map[string]any{"s": "x", "n": 1.0, "people": []any{
 		map[string]any{"age": 1.0}, map[string]any{"age": "two"},
 	}}
@@ -166,6 +170,7 @@ func TestSearchErrors(t *testing.T) {
 }
 
 func TestMustCompilePanics(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if _, ok := recover().(*SyntaxError); !ok {
 			t.Error("MustCompile of a bad expression did not panic with *SyntaxError")
@@ -177,6 +182,7 @@ func TestMustCompilePanics(t *testing.T) {
 // TestHyphenatedNameHint checks that the syntax error of a name with a
 // hyphen, which JMESPath reads as a minus, says how to write it.
 func TestHyphenatedNameHint(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ expr, hint string }{
 		{"headers.idempotency-key", `headers."idempotency-key"`},
 		{"requestContext.request-id.x", `requestContext."request-id".x`},

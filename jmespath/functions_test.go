@@ -39,6 +39,7 @@ var apply = Function{
 }
 
 func TestCustomFunctions(t *testing.T) {
+	t.Parallel()
 	errBoom := errors.New("boom")
 	failing := Function{Name: "fail", Call: func([]any) (any, error) { return nil, errBoom }}
 	upperAbs := Function{Name: "abs", Params: []Param{{Types: TypeString}},
@@ -123,6 +124,7 @@ func mustCompile(t *testing.T, expr string, opts ...Option) *Expression {
 }
 
 func TestBadFunctionDefinitions(t *testing.T) {
+	t.Parallel()
 	call := func([]any) (any, error) { return nil, nil }
 	for _, f := range []Function{
 		{Name: "", Call: call},
@@ -153,6 +155,7 @@ func gzipBase64(t *testing.T, s []byte) string {
 }
 
 func TestPowertoolsFunctions(t *testing.T) {
+	t.Parallel()
 	b64 := base64.StdEncoding.EncodeToString
 	data := map[string]any{
 		"json":     `{"id": 12345678901234567890, "f": 1.50, "s": "\u00e9"}`,
@@ -223,6 +226,7 @@ func TestPowertoolsFunctions(t *testing.T) {
 // Integers beyond float64's 53 bits survive comparison, sorting and the
 // functions that do not need arithmetic.
 func TestPrecision(t *testing.T) {
+	t.Parallel()
 	doc := []byte(`{"a": 12345678901234567890, "b": 12345678901234567891, "c": -98765432109876543210,
 		"list": [12345678901234567891, 12345678901234567890, 9007199254740993],
 		"small": [9007199254740993, 1], "f": 1.5, "s": "12345678901234567891"}`)

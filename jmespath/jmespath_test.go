@@ -3,6 +3,7 @@ package jmespath
 import "testing"
 
 func TestMultiSelect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr string
 		want bool

@@ -10,6 +10,7 @@ import (
 // beyond it must select what the written number would, and numbers beyond
 // int64 are refused.
 func TestNumbers(t *testing.T) {
+	t.Parallel()
 	doc := []any{1.0, 2.0, 3.0}
 	tests := []struct {
 		expr string
@@ -67,6 +68,7 @@ func TestNumbers(t *testing.T) {
 // "[n]" is one token; where a '[' starting a list was expected, the error
 // is reported at the number, where a reader of the expression looks for it.
 func TestIndexTokenErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		expr   string
 		offset int

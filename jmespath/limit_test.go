@@ -13,6 +13,7 @@ import (
 )
 
 func TestWithDecodeLimitInvalid(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, -1} {
 		_, err := Compile("powertools_json(body)", WithDecodeLimit(n))
 		var ve *InvalidValueError
@@ -28,6 +29,7 @@ func TestWithDecodeLimitInvalid(t *testing.T) {
 // *TooLargeError of that limit, and the answer is the same at every
 // limit.
 func TestDecodeBudget(t *testing.T) {
+	t.Parallel()
 	b64 := base64.StdEncoding.EncodeToString
 	doc := map[string]any{
 		"json":    `{"a":1}`, // 7 bytes
@@ -99,6 +101,7 @@ func TestDecodeBudget(t *testing.T) {
 // expressions of different limits, spends from one budget, the least of
 // their limits, and names the expression whose reading ran out of it.
 func TestDecodeLimitAll(t *testing.T) {
+	t.Parallel()
 	raw := []byte(`{"body":"{\"order_id\":\"A\"}"}`) // the key, "A", costs 17 bytes
 	byDefault := MustCompile("powertools_json(body).order_id")
 	tight, err := Compile("powertools_json(body).order_id", WithDecodeLimit(15))

@@ -42,6 +42,7 @@ func isJSONNumber(s string) bool {
 }
 
 func TestCompareFloatAndNumber(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		f    float64
 		n    string

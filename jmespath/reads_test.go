@@ -13,6 +13,7 @@ import (
 // sees it: each place read whole and its slot in the result, and the steps
 // taken into values that functions, operators and multi-selects made.
 func TestReads(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr          string
 		reads, derive []string

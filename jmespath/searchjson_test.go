@@ -31,6 +31,7 @@ var apiEvent = []byte(`{
 }`)
 
 func TestSearchJSONEqualsSearch(t *testing.T) {
+	t.Parallel()
 	docs := append([]string{string(apiEvent)}, fuzzEvents...)
 	exprs := append([]string{
 		"requestContext.requestId", "requestContext.requestTimeEpoch", `headers."x-idem"`, "headers",
@@ -65,6 +66,7 @@ func TestSearchJSONEqualsSearch(t *testing.T) {
 type refused struct{}
 
 func TestSearchJSONValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr string
 		doc  string
@@ -228,6 +230,7 @@ func mustDecode(raw []byte) any {
 }
 
 func TestSearchJSONInvalid(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		``, `{`, `{"a":1} x`, `{"a":1,}`, `{"a":01}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", `[1 2]`, `{"a" 1}`,
 		`{"a":1}{}`, `nul`, `{"a":[}`, `{"b":1, "a":tru}`, strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
@@ -253,6 +256,7 @@ func TestSearchJSONInvalid(t *testing.T) {
 
 // A document nested to encoding/json's limit is still accepted.
 func TestSearchJSONDeepDocument(t *testing.T) {
+	t.Parallel()
 	doc := strings.Repeat(`{"a":`, 9998) + "1" + strings.Repeat("}", 9998)
 	got, err := MustCompile("a.a.a").SearchJSON([]byte(doc))
 	if err != nil {
@@ -267,6 +271,7 @@ func TestSearchJSONDeepDocument(t *testing.T) {
 // decoded, reads names exactly as the specification says: only SearchJSON,
 // which stands for a struct decoding of the same text, refuses variants.
 func TestSearchKeepsCaseVariants(t *testing.T) {
+	t.Parallel()
 	got, err := MustCompile("[a, b]").Search(map[string]any{"a": 1.0, "B": 2.0})
 	if err != nil || !reflect.DeepEqual(got, []any{1.0, nil}) {
 		t.Errorf("Search = %#v, %v; want [1, null]", got, err)
@@ -281,6 +286,7 @@ func TestSearchKeepsCaseVariants(t *testing.T) {
 // decoding only what they name, and which it evaluates on the whole
 // document decoded.
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		expr    string
 		planned bool

@@ -34,6 +34,7 @@ var aclClusterRules = []string{"+cluster|slots", "+command"}
 // aclRules (and aclClusterRules on a cluster), on its key prefix: the
 // store needs no other command and no other key.
 func TestACLUser(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			prefix := testPrefix(t)

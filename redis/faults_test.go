@@ -18,6 +18,7 @@ import (
 // its own COMPLETED or UNCERTAIN record (complete), nothing (release), or
 // its own new token (reclaim).
 func TestFaultsRetried(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := newFaultWorld(t, srv)
@@ -42,6 +43,7 @@ func TestFaultsRetried(t *testing.T) {
 // TestFaultsBeyondRetries breaks every attempt go-redis makes at one
 // command, on the write paths and on a reclaim of an UNCERTAIN record.
 func TestFaultsBeyondRetries(t *testing.T) {
+	t.Parallel()
 	refused := func(script *redis.Script) faultproxy.Rule {
 		return faultproxy.Rule{Script: script.Hash(), Fault: faultproxy.ResetBeforeServer}
 	}
@@ -69,6 +71,7 @@ func TestFaultsBeyondRetries(t *testing.T) {
 // whose lease was taken over gets ErrLeaseLost from its late Complete and
 // Release, however often they are retried.
 func TestFaultsKeepOthersLeases(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := newFaultWorld(t, srv)
@@ -136,6 +139,7 @@ func TestFaultsKeepOthersLeases(t *testing.T) {
 
 // TestFaultsGet: a read under each fault returns the record.
 func TestFaultsGet(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := newFaultWorld(t, srv)

@@ -117,6 +117,7 @@ func echo(_ context.Context, e event) (string, error) {
 // EVAL of the check); and, on a server that does not hold the scripts
 // yet, one EVAL more per script on its first use.
 func TestRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			sent := &commands{}
@@ -180,6 +181,7 @@ func TestRoundTrips(t *testing.T) {
 // each with an *InProgressError; then it completes, and a duplicate gets
 // its response.
 func TestStorm(t *testing.T) {
+	t.Parallel()
 	const invocations = 100
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {

@@ -77,6 +77,7 @@ func scanAll(t *testing.T, s *Store, status idempotency.Status) (recs map[string
 // keys that do not decode; filters on the status; and reads nothing
 // outside the prefix, whose glob characters match themselves.
 func TestScanOnServers(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			c := srv.client(t)
@@ -234,6 +235,7 @@ func nodesOf(t *testing.T, c *redis.ClusterClient, keys []string, prefix string)
 }
 
 func TestGlobEscape(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                   "",
 		"idempotency:":       "idempotency:",
@@ -250,6 +252,7 @@ func TestGlobEscape(t *testing.T) {
 // TestDeleteOnServers: Delete deletes a record only while it has the
 // status and the lease token it was seen with.
 func TestDeleteOnServers(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			c := srv.client(t)
@@ -321,6 +324,7 @@ var aclOperatorRules = []string{"+scan"}
 // TestACLOperator: a user with aclRules and aclOperatorRules, on its key
 // prefix, can scan, read, delete and reclaim the records.
 func TestACLOperator(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			admin := srv.client(t)

@@ -19,6 +19,7 @@ func configError(t *testing.T, err error, name string) {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	live := servers[0].client(t)
 	s, err := New(live)
 	if err != nil {

@@ -35,6 +35,7 @@ func decodeBoth(t *testing.T, m map[string]string) (*idempotency.Record, error) 
 }
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
 	full := map[string]string{
 		"status":                   "COMPLETED",
 		"expiration":               "1700000000",
@@ -96,6 +97,7 @@ func TestDecode(t *testing.T) {
 // TestFieldsOfRefusesOtherReplies: a script's reply that is not an array
 // of names and values, all strings, is an error, not a record.
 func TestFieldsOfRefusesOtherReplies(t *testing.T) {
+	t.Parallel()
 	for _, reply := range [][]any{
 		{"status"},
 		{"status", "COMPLETED", "data"},
@@ -113,6 +115,7 @@ func TestFieldsOfRefusesOtherReplies(t *testing.T) {
 // name and value, numbers as their decimal digits; a record of exactly the
 // limit is written, one byte more is refused.
 func TestRecordSizeLimit(t *testing.T) {
+	t.Parallel()
 	rec := &idempotency.Record{
 		Key: "k", Status: idempotency.StatusComplete,
 		Expiry:     time.Unix(1700000000, 0),
@@ -140,6 +143,7 @@ func TestRecordSizeLimit(t *testing.T) {
 // TestMaxFields: a record with every field set has maxFields of them, the
 // room record makes for them.
 func TestMaxFields(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	all := &idempotency.Record{Key: "k", Status: idempotency.StatusComplete, Expiry: now, LeaseEnd: now, Deadline: now,
 		LeaseToken: "t", PayloadHash: "h", Response: []byte("{}"), ResponseOmitted: true, ResponseOmittedReason: "r", CompletedAt: now}
@@ -153,6 +157,7 @@ func TestMaxFields(t *testing.T) {
 // the other refuses would let Acquire take over a record that Get calls
 // corrupted, or the other way round.
 func TestWholeAgreesWithScripts(t *testing.T) {
+	t.Parallel()
 	c := servers[0].client(t)
 	inputs := []string{
 		"0", "-0", "7", "-7", "007", "1700000000", "1699999999123",

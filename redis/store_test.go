@@ -23,6 +23,7 @@ import (
 // included, on every server: the in-memory and DynamoDB stores pass the
 // same one.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			store := newStore(t, srv.client(t))
@@ -34,6 +35,7 @@ func TestConformance(t *testing.T) {
 // TestCorruptedFailsClosed: a record the store cannot read is never
 // written over, and the middleware does not run the handler on its key.
 func TestCorruptedFailsClosed(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	future := strconv.FormatInt(now.Add(time.Hour).Unix(), 10)
 	past := strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)
@@ -144,6 +146,7 @@ func middlewareKey(prefix, selected string) string {
 // left out and a duplicate gets a *ResponseNotStoredError with the reason
 // the record keeps.
 func TestRecordTooLarge(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			s := newStore(t, srv.client(t), func(o *Options) { o.MaxRecordSize = 1024 })
@@ -193,6 +196,7 @@ func TestRecordTooLarge(t *testing.T) {
 // TestLayout: the hash and the TTL as the package documentation describes
 // them.
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			c := srv.client(t)

@@ -32,6 +32,7 @@ redis.call('HSET', KEYS[1], 'writer', ARGV[1])
 return 1`
 
 func TestConditionalWriteStorm(t *testing.T) {
+	t.Parallel()
 	writes := []struct {
 		name string
 		// write sends one writer's conditional write and reports whether

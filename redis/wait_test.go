@@ -22,6 +22,7 @@ import (
 // TestWaitReplicasOptions: the WAIT settings are checked when the store
 // is made.
 func TestWaitReplicasOptions(t *testing.T) {
+	t.Parallel()
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer client.Close()
 	for name, fn := range map[string]func(*Options){
@@ -44,6 +45,7 @@ func TestWaitReplicasOptions(t *testing.T) {
 // duplicate's read, fails with WaitReplicas 1: the WAIT is sent on the
 // node that owns the key, and its short answer is taken as a failure.
 func TestWaitReplicasWithoutReplicas(t *testing.T) {
+	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			s := newStore(t, srv.client(t), func(o *Options) { o.WaitReplicas, o.WaitTimeout = 1, 20*time.Millisecond })
@@ -71,6 +73,7 @@ func TestWaitReplicasWithoutReplicas(t *testing.T) {
 // suite, and with WaitReplicas 2 (one replica too many) fails its
 // writes.
 func TestWaitReplicasWithAReplica(t *testing.T) {
+	t.Parallel()
 	server := valkeyServer(t)
 	primary := startServer(t, server)
 	replica := startServer(t, server, "--replicaof", "127.0.0.1", primary)

@@ -30,6 +30,7 @@ func inspectJSON(t *testing.T, h *harness, status int, args ...string) inspectio
 // type, does not say that the handler runs without saying so, and names
 // the error and outcome the function gives then.
 func TestInspectWhatTheCommandCannotSee(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	const ev = `{"order_id":"o-5","amount":"abc"}`
 	if _, err := w.shop.invoke(t, ev); !errors.As(err, new(*idempotency.UndecodableEventError)) {
@@ -55,6 +56,7 @@ func TestInspectWhatTheCommandCannotSee(t *testing.T) {
 // outcome of a handler that succeeds, as the function's observer is: new,
 // not released (which is a handler's failure).
 func TestInspectNewOutcome(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	file := writeFile(t, "event.json", `{"order_id":"o-9","amount":1}`)
 	got := inspectJSON(t, w.h, exitOK, append(slices.Clone(w.flags), file)...)
@@ -72,6 +74,7 @@ func TestInspectNewOutcome(t *testing.T) {
 // JSON, and succeeds; one the function refuses is answered too, with exit
 // 1.
 func TestInspectEventWithoutKey(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	noKey := writeFile(t, "nokey.json", `{"amount":1}`)
 	r := w.h.run(t, w.cmd("inspect", noKey)...).want(t, exitOK)
@@ -96,6 +99,7 @@ func TestInspectEventWithoutKey(t *testing.T) {
 // delivery, the deadline that *InProgressError gives, and says what comes
 // after it: *AbandonedError under block.
 func TestInspectAbandonPolicy(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	now := time.Now()
 	deadline := now.Add(3 * time.Second).Truncate(time.Millisecond)
@@ -134,6 +138,7 @@ func TestInspectAbandonPolicy(t *testing.T) {
 // prefix in WithDefaults keys its records under its name, which inspect,
 // given the name, computes.
 func TestInspectKeyOfWithDefaults(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	h, err := idempotency.New(w.store, func(context.Context, order) (string, error) { return "done", nil },
 		idempotency.WithDefaults(idempotency.WithKeyPrefix("code")), idempotency.WithEventKey("order_id"),

@@ -11,6 +11,7 @@ import (
 // TestFlagsAfterArguments: flags may follow the event file, as people
 // write them; "--" ends the flags.
 func TestFlagsAfterArguments(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	const ev = `{"order_id":"o-1","amount":1250}`
 	w.shop.invoke(t, ev)
@@ -26,6 +27,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 // TestResourceNotInTemplate: a --resource the template does not define
 // is answered with the functions it does.
 func TestResourceNotInTemplate(t *testing.T) {
+	t.Parallel()
 	tmpl := writeFile(t, "template.yaml", `
 Resources:
   PaymentsFunction:
@@ -44,6 +46,7 @@ Resources:
 // TestLintHelpNamesTheActions: lint's help names each action the
 // table-access rule requires.
 func TestLintHelpNamesTheActions(t *testing.T) {
+	t.Parallel()
 	r := (&harness{}).run(t, "lint", "-help").want(t, exitOK)
 	i := strings.Index(r.stderr, "table-access")
 	j := strings.Index(r.stderr, "record-expiry")

@@ -194,6 +194,7 @@ func disagreement(v verdictView, a answer, stored *string) string {
 // TestCommandAgreesWithTheFunction is the differential test (see the top
 // of this file). It reports how many combinations it compared.
 func TestCommandAgreesWithTheFunction(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the function for every combination")
 	}

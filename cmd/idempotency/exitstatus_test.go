@@ -78,6 +78,7 @@ func helpTable() map[int][]string {
 // every case the table names is run here, and a case without a run fails
 // the test, as does a run that the table does not name.
 func TestExitStatusTable(t *testing.T) {
+	t.Parallel()
 	docs, help := exitTable(t), helpTable()
 	for status := range 3 {
 		if !slices.Equal(docs[status], help[status]) {

@@ -56,6 +56,7 @@ func (s *shop) startBlocked(t *testing.T, event string) (finish func() error) {
 }
 
 func TestForget(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -102,6 +103,7 @@ func TestForget(t *testing.T) {
 // unless forced; forced, it is deleted, and the invocation, when it
 // ends, finds its lease lost and writes nothing.
 func TestForgetLiveInvocation(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -135,6 +137,7 @@ func TestForgetLiveInvocation(t *testing.T) {
 // the record forget showed, so the response is kept: forget says so, and
 // the event is not run again.
 func TestForgetRacesCompletion(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -168,6 +171,7 @@ func TestForgetRacesCompletion(t *testing.T) {
 // invocation finds its lease lost) or kept completed (and forget says it
 // changed); never is a completed response deleted.
 func TestForgetConcurrently(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) { forgetConcurrently(t, srv.world(t)) })
 	}
@@ -221,6 +225,7 @@ func forgetConcurrently(t *testing.T, w *world) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -319,6 +324,7 @@ func TestResolve(t *testing.T) {
 // record of its prefix, is refused, and the answer says what the scan
 // read and which prefixes it found.
 func TestForgetAnotherPrefix(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers[:3] {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -359,6 +365,7 @@ func TestForgetAnotherPrefix(t *testing.T) {
 // it expires; forget deletes it with --force, which it asks for, and the
 // next delivery runs the handler.
 func TestForgetUnreadable(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -412,6 +419,7 @@ func TestForgetUnreadable(t *testing.T) {
 // TestForgetDryRun: forget --dry-run says what it would delete, and
 // deletes nothing; what it refuses, it refuses as forget does.
 func TestForgetDryRun(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	const ev = `{"order_id":"o-1","amount":1}`
 	w.shop.invoke(t, ev)
@@ -429,6 +437,7 @@ func TestForgetDryRun(t *testing.T) {
 // bytes; a Handler's duplicates get them as they are, even when they do not
 // decode into its result type, as resolve's help says.
 func TestResolveResponseAsStored(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	const ev = `{"order_id":"u-1","amount":7,"uncertain":true}`
 	w.shop.invoke(t, ev)

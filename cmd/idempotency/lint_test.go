@@ -14,6 +14,7 @@ import (
 // rule: the main one, and the minimal example's, which getting-started.md
 // gives users to copy.
 func TestLintRepositoryTemplate(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"template.yaml", "examples/minimal/template.yaml"} {
 		r := (&harness{}).run(t, "lint", filepath.Join(testenv.RepoRoot(), name))
 		if r.status != exitOK || r.stdout != "" {
@@ -26,6 +27,7 @@ func TestLintRepositoryTemplate(t *testing.T) {
 // has no finding, and each other file gets exactly the findings its
 // "# want: RESOURCE RULE" lines list, each with a fix.
 func TestLintTestdata(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/lint/*.yaml")
 	if err != nil || len(files) < 10 {
 		t.Fatalf("testdata/lint: %d files, %v", len(files), err)
@@ -75,6 +77,7 @@ func TestLintTestdata(t *testing.T) {
 // at cold start with; a declaration that cannot be read is not, since the
 // function never reads it.
 func TestLintSettingsFix(t *testing.T) {
+	t.Parallel()
 	r := (&harness{}).run(t, "lint", "testdata/lint/settings.yaml").want(t, exitFailed)
 	for line := range strings.Lines(r.stdout) {
 		coldStart := strings.Contains(line, "fails at cold start")
@@ -88,6 +91,7 @@ func TestLintSettingsFix(t *testing.T) {
 }
 
 func TestLintUnreadable(t *testing.T) {
+	t.Parallel()
 	for name, path := range map[string]string{
 		"missing":      filepath.Join(t.TempDir(), "template.yaml"),
 		"not YAML":     writeFile(t, "bad.yaml", "Resources: [\n"),
@@ -106,6 +110,7 @@ func TestLintUnreadable(t *testing.T) {
 // TestLintJSONTemplate: a template in JSON, with the long forms of the
 // intrinsic functions, reads as its YAML twin does.
 func TestLintJSONTemplate(t *testing.T) {
+	t.Parallel()
 	path := writeFile(t, "template.json", `{
   "Resources": {
     "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 10}},

@@ -173,6 +173,7 @@ func readFile(t *testing.T, path string) []byte {
 func writeTo(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	h := &harness{}
 	for _, name := range []string{"inspect", "list", "forget", "resolve", "redrive", "lint"} {
 		r := h.run(t, name, "-help").want(t, exitOK)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPrintable(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ in, value, text string }{
 		{"orders#4b08", "orders#4b08", "orders#4b08"},
 		{"", "", ""},
@@ -47,6 +48,7 @@ func terminalSafe(t *testing.T, what, s string) {
 // escaped by list and inspect, on every store: it cannot clear the
 // operator's screen, write over a line or shift the table's columns.
 func TestHostileRecord(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)

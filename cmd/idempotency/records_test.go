@@ -223,6 +223,7 @@ func wantField(t *testing.T, r result, name, value string) {
 }
 
 func TestInspect(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -280,6 +281,7 @@ func TestInspect(t *testing.T) {
 // command's environment, or from the function's entry in a template,
 // Globals included; each gives the key the handler has.
 func TestInspectSettingsSources(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	const ev = `{"order_id":"o-1","amount":1250}`
 	w.shop.invoke(t, ev)
@@ -340,6 +342,7 @@ Resources:
 // read ends the record commands with exit 2, as docs/operations.md says,
 // before anything is looked up.
 func TestUnreadableInput(t *testing.T) {
+	t.Parallel()
 	tmpl := writeFile(t, "template.yaml", "Resources:\n  Fn:\n    Type: AWS::Serverless::Function\n")
 	event := writeFile(t, "event.json", `{"order_id":"o-1"}`)
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
@@ -421,6 +424,7 @@ func listed(t *testing.T, r result) []string {
 }
 
 func TestList(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)

@@ -115,6 +115,7 @@ func (h scriptHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 // flags of one store are refused with the other; a URL that does not
 // parse is reported without its password.
 func TestRedisFlags(t *testing.T) {
+	t.Parallel()
 	w := newRedisWorld(t, redisServers[0])
 	const ev = `{"order_id":"o-1","amount":1250}`
 	w.shop.invoke(t, ev)
@@ -167,6 +168,7 @@ func TestRedisFlags(t *testing.T) {
 // TestListAcrossNodesAndPages: list reads every record, whichever node of
 // a cluster holds it, a few keys to a SCAN.
 func TestListAcrossNodesAndPages(t *testing.T) {
+	t.Parallel()
 	for _, srv := range redisServers {
 		t.Run(srv.name, func(t *testing.T) {
 			w := newRedisWorld(t, srv)

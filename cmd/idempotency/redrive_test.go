@@ -146,6 +146,7 @@ func numbered(n int) []string {
 }
 
 func TestRedriveDryRun(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
 	q := newQueues(t, endpoint, false)
 	q.send(t, q.dlq, numbered(4)...)
@@ -161,6 +162,7 @@ func TestRedriveDryRun(t *testing.T) {
 }
 
 func TestRedriveCopy(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
 	for _, fifo := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fifo=%v", fifo), func(t *testing.T) {
@@ -192,6 +194,7 @@ func TestRedriveCopy(t *testing.T) {
 }
 
 func TestRedriveLimits(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
 	q := newQueues(t, endpoint, false)
 	q.send(t, q.dlq, numbered(7)...)
@@ -244,6 +247,7 @@ func TestRedriveLimits(t *testing.T) {
 // TestRedriveFallsBack: moto does not offer StartMessageMoveTask; auto
 // says so and copies.
 func TestRedriveFallsBack(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
 	q := newQueues(t, endpoint, false)
 	q.send(t, q.dlq, numbered(3)...)
@@ -265,6 +269,7 @@ func TestRedriveFallsBack(t *testing.T) {
 // send and delete, which leaves a copy in both queues), every order is
 // fulfilled exactly once.
 func TestRedriveIsIdempotent(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
 	q := newQueues(t, endpoint, false)
 	table, client := newTable(t, endpoint)
@@ -416,6 +421,7 @@ func (f *fakeTasks) ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ..
 }
 
 func TestRedriveTask(t *testing.T) {
+	t.Parallel()
 	newRedrive := func(f *fakeTasks) (*redrive, *bytes.Buffer, *bytes.Buffer) {
 		var out, errOut bytes.Buffer
 		return &redrive{
@@ -469,6 +475,7 @@ func TestRedriveTask(t *testing.T) {
 // (exit 1), with the same reason; and a body that needs escapes is shown
 // quoted.
 func TestRedriveDryRunAsTheMove(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
 	q := newQueues(t, endpoint, false)
 	lone := q.create(t, fmt.Sprintf("lone-%d", time.Now().UnixNano()), nil)

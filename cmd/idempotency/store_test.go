@@ -19,6 +19,7 @@ import (
 // names when nothing else gives one; a function whose template names a
 // Redis server and no table is on Redis, at the template's REDIS_URL.
 func TestStoreFromTemplate(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	const ev = `{"order_id":"o-1","amount":1250}`
 	w.shop.invoke(t, ev)
@@ -90,6 +91,7 @@ Resources:
 // the queue, the region and the endpoint; a configuration without a
 // region is refused before any request.
 func TestAWSErrorsSayWhere(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.Endpoint(t, testenv.MotoEnv)
 	h := &harness{endpoint: endpoint}
 	for name, args := range map[string][]string{
@@ -142,6 +144,7 @@ func TestAWSErrorsSayWhere(t *testing.T) {
 // response in the function's record format: a Powertools TypeScript
 // function's duplicates get the response, not its text as a JSON string.
 func TestResolveInTheFunctionsFormat(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	h, err := idempotency.New(w.store, func(_ context.Context, o order) (map[string]int, error) {
 		if o.Uncertain {

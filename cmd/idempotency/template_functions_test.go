@@ -150,6 +150,7 @@ func TestInspectTheExamples(t *testing.T) {
 // inspect, given the guide's template, says what the function answers,
 // the engine's *PayloadConflictError, not the stored response.
 func TestInspectTheGettingStartedFunction(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "minimal")
 	code := codeSettings(t, dir)
 	w := newWorld(t, testenv.MotoEnv)

@@ -17,6 +17,7 @@ import (
 // function answers, with the engine's own error type; never the stored
 // response under a line that says conflict.
 func TestInspectSaysWhatTheFunctionDoes(t *testing.T) {
+	t.Parallel()
 	for _, srv := range recordServers[:3] {
 		t.Run(srv.name, func(t *testing.T) {
 			w := srv.world(t)
@@ -72,6 +73,7 @@ func hashOf(t *testing.T, w *world, event string) string {
 // does (its prefix <function>.<module.handler>, MD5), finds the record,
 // and says where each setting came from.
 func TestInspectCompatibility(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, testenv.MotoEnv)
 	// The record as the Python function writes it; a Go handler in its
 	// format stands in for it.

@@ -13,6 +13,7 @@ import (
 // operator that an order id reused with another amount gets the stored
 // response, where the function answers a *PayloadConflictError.
 func TestTemplateDeclaresTheCode(t *testing.T) {
+	t.Parallel()
 	code := template.LiteralOptions(t, "main.go")
 	declared := template.Declared(t, "template.yaml", "OrderFunction")
 	if len(code) == 0 || !maps.Equal(code, declared) {

@@ -14,6 +14,7 @@ import (
 // that the code a reader copies is the code that compiles here, and the
 // template the one cfn-lint checks (`make lint-template`).
 func TestDocsShowThisExample(t *testing.T) {
+	t.Parallel()
 	mainGo := read(t, "main.go")
 	mainGo = mainGo[strings.Index(mainGo, "package main"):] // the file's own comment is not in the docs
 	testGo := read(t, "main_test.go")

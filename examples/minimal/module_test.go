@@ -20,6 +20,7 @@ import (
 // folder's files, which another test keeps equal to the guide's.
 // Its emulator part runs the built function against moto, as step 3 does.
 func TestGettingStartedInAModule(t *testing.T) {
+	t.Parallel()
 	guide := read(t, filepath.Join(testenv.RepoRoot(), "docs", "getting-started.md"))
 	dir := t.TempDir()
 	sh(t, dir, strings.ReplaceAll(block(t, guide, "go mod init "), "/path/to/lambda", testenv.RepoRoot()))

@@ -60,6 +60,7 @@ const (
 )
 
 func TestEndToEndBurst(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end burst: not with -short")
 	}

@@ -53,6 +53,7 @@ func failedIDs(resp events.SQSEventResponse) string {
 }
 
 func TestHandle(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		bodies     []string
@@ -131,6 +132,7 @@ func TestHandle(t *testing.T) {
 // Per-record errors are typed, so that logs and metrics can tell a poison
 // message from a refusal.
 func TestRecordErrors(t *testing.T) {
+	t.Parallel()
 	fake := newFakeFulfilment(0, 0)
 	fake.failing.Store("o2", http.StatusTooManyRequests)
 	app := newTestApp(t, fake)
@@ -152,6 +154,7 @@ func TestRecordErrors(t *testing.T) {
 // fulfilled then, with the same Idempotency-Key; a redelivered success is
 // not fulfilled again.
 func TestRedelivery(t *testing.T) {
+	t.Parallel()
 	fake := newFakeFulfilment(0, 0)
 	fake.failing.Store("o2", http.StatusTooManyRequests)
 	app := newTestApp(t, fake)

@@ -19,6 +19,7 @@ import (
 // TestTemplate checks the retry settings of template.yaml that only work
 // together: cfn-lint knows the resource schemas, not these rules.
 func TestTemplate(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +32,7 @@ func TestTemplate(t *testing.T) {
 // TestTemplateChecks breaks the settings one at a time, to show that each
 // rule of the template's test catches its mistake.
 func TestTemplateChecks(t *testing.T) {
+	t.Parallel()
 	good := `
 Resources:
   Table:

@@ -30,6 +30,7 @@ func offloadedOrder() string { return bigOrder("order-42", 512<<10) }
 // one charge; the record then points to the retry's own object, and the
 // first is an orphan for the lifecycle rule.
 func TestCrashAfterObjectBeforeComplete(t *testing.T) {
+	t.Parallel()
 	c := newCrashWorld(t)
 	r := newResponses(t, c.moto)
 	c.env = r.env()
@@ -82,6 +83,7 @@ func TestCrashAfterObjectBeforeComplete(t *testing.T) {
 // the stored response byte for byte (one S3 GetObject, one KMS Decrypt),
 // and the provider gets no second request.
 func TestCrashAfterComplete(t *testing.T) {
+	t.Parallel()
 	c := newCrashWorld(t)
 	r := newResponses(t, c.moto)
 	c.env = r.env()

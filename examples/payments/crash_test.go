@@ -170,6 +170,7 @@ func (c *crashWorld) retry(body string) (resp events.APIGatewayV2HTTPResponse, c
 // each case the retry gets the payment, the provider has seen one
 // Idempotency-Key and made one charge, and the record ends COMPLETED.
 func TestCrashPoints(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		arm  func(c *crashWorld)

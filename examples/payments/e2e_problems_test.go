@@ -18,6 +18,7 @@ import (
 // A key path that selects nothing, as a typo in template.yaml would: the
 // key is required, so every payment gets 400 and none is charged.
 func TestE2EMissingKey(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start("POWERTOOLS_IDEMPOTENCY_EVENT_KEY_JMESPATH=powertools_json(body).orderid")
 	wantProblem(t, fn.pay(t, order42), http.StatusBadRequest, "missing-key")
@@ -31,6 +32,7 @@ func TestE2EMissingKey(t *testing.T) {
 // the SDK retries and then gives up on): 503 with Retry-After and no
 // charge; once it is back, the retry charges.
 func TestE2EStoreUnavailable(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	db, err := faultproxy.NewHTTP(x.moto)
 	if err != nil {
@@ -59,6 +61,7 @@ func TestE2EStoreUnavailable(t *testing.T) {
 // payments function does not; the test writes it). A retry gets 409 that
 // says the outcome is being checked, and nothing is charged again.
 func TestE2EUncertainOutcome(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start()
 	if resp := fn.pay(t, order42); resp.StatusCode != http.StatusCreated {

@@ -208,6 +208,7 @@ func sameResponse(t *testing.T, want, got events.APIGatewayV2HTTPResponse) {
 // 6 MB each way, which the emulator enforces too: the event and the
 // response carry the 5 MiB body JSON-escaped, some 5.9 MB.
 func TestE2EFiveMegabyteResponse(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	r := newResponses(t, x.moto)
 	order := bigOrder("order-5mb", 5<<20)
@@ -252,6 +253,7 @@ func TestE2EFiveMegabyteResponse(t *testing.T) {
 // Compressed then encrypted, a 1 MiB receipt fits in the record: no
 // object, and the replay from a new sandbox is byte for byte the first.
 func TestE2ECompressedEncryptedResponse(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	r := newResponses(t, x.moto)
 	order := bigOrder("order-1mb", 1<<20)
@@ -274,6 +276,7 @@ func TestE2ECompressedEncryptedResponse(t *testing.T) {
 // DynamoDB item: the record is completed without it, and the retry gets
 // 409 response-not-stored, not a second charge.
 func TestE2ELargeResponseWithoutBucket(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	order := bigOrder("order-1mb", 1<<20)
 	fn := x.start()
@@ -287,6 +290,7 @@ func TestE2ELargeResponseWithoutBucket(t *testing.T) {
 // The records on Valkey: the same envelope, the same object, the same
 // replay from a new sandbox.
 func TestE2EValkeyOffloadedResponse(t *testing.T) {
+	t.Parallel()
 	x := newValkeyE2E(t, valkeyServers[0])
 	r := newResponses(t, testenv.Endpoint(t, testenv.MotoEnv))
 	order := bigOrder("order-1mb", 1<<20)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestE2EDuplicateIsReplayed(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start()
 	first := fn.pay(t, order42)
@@ -32,6 +33,7 @@ func TestE2EDuplicateIsReplayed(t *testing.T) {
 }
 
 func TestE2EConflictingPayment(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start()
 	if resp := fn.pay(t, order42); resp.StatusCode != http.StatusCreated {
@@ -43,6 +45,7 @@ func TestE2EConflictingPayment(t *testing.T) {
 }
 
 func TestE2EInvalidPaymentLeavesNoRecord(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start()
 	for _, body := range []string{
@@ -63,6 +66,7 @@ func TestE2EInvalidPaymentLeavesNoRecord(t *testing.T) {
 }
 
 func TestE2EProviderFailureThenRetry(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start()
 	x.provider.FailNext(1)
@@ -90,6 +94,7 @@ func TestE2EProviderFailureThenRetry(t *testing.T) {
 // emulator's Lambda-Runtime-Deadline-Ms header). Both are milliseconds, so
 // they must be equal.
 func TestE2ELeaseIsTheInvocationDeadline(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start()
 	release := x.provider.Hold()
@@ -133,6 +138,7 @@ func TestE2ELeaseIsTheInvocationDeadline(t *testing.T) {
 // and charges with the same Idempotency-Key, which the provider
 // deduplicates.
 func TestE2EFunctionTimeout(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	const timeout = 2 // seconds
 	fn := x.start("AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(timeout), "PAYMENT_PROVIDER_TIMEOUT=1m")
@@ -197,6 +203,7 @@ func secondsUntil(end, now time.Time) int {
 }
 
 func TestE2EPanicReleasesTheRecord(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fn := x.start()
 	raw := fn.invoke(t, `{"order_id":"order-42","customer":"`+panicCustomer+`","amount":1250,"currency":"EUR"}`)
@@ -217,6 +224,7 @@ func TestE2EPanicReleasesTheRecord(t *testing.T) {
 // when a client retries while its first request is still running: one
 // charge.
 func TestE2EConcurrentDuplicatesChargeOnce(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t)
 	fns := []*function{x.start(), x.start()}
 	// Start both runtimes first, so that the two payments race each other

@@ -132,6 +132,7 @@ func (x *valkeyE2E) wantRequests(want int) {
 // TestE2EValkey runs the main scenarios of a payment with the records on
 // Valkey, standalone and clustered.
 func TestE2EValkey(t *testing.T) {
+	t.Parallel()
 	scenarios := []struct {
 		name string
 		run  func(t *testing.T, x *valkeyE2E)

@@ -72,6 +72,7 @@ const order42 = `{"order_id":"order-42","customer":"cus_1","amount":1250,"curren
 const ambiguousOrder = `{"order_id":"o1","ORDER_ID":"o2","customer":"cus_1","amount":1250,"currency":"EUR"}`
 
 func TestFirstPaymentThenReplay(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	first := f.invoke(t, order42)
 	if first.StatusCode != http.StatusCreated {
@@ -105,6 +106,7 @@ func TestFirstPaymentThenReplay(t *testing.T) {
 }
 
 func TestConflictingPayment(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if resp := f.invoke(t, order42); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("first: status %d, body %s", resp.StatusCode, resp.Body)
@@ -121,6 +123,7 @@ func TestConflictingPayment(t *testing.T) {
 }
 
 func TestInvalidPayment(t *testing.T) {
+	t.Parallel()
 	tests := map[string]events.APIGatewayV2HTTPRequest{
 		"malformed JSON":      event(`{"order_id":`),
 		"not an object":       event(`[1,2]`),
@@ -176,6 +179,7 @@ func TestInvalidPayment(t *testing.T) {
 // An order's lines come back in the receipt, and are replayed with it;
 // the provider is asked for the amount only.
 func TestItemsInTheReceipt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	body := `{"order_id":"order-7","customer":"cus_1","amount":1250,"currency":"EUR","items":[` +
 		`{"sku":"TEA-01","name":"Green tea, 100 g","quantity":2,"unit_amount":450},{"sku":"MUG-02","quantity":1,"unit_amount":350}]}`
@@ -197,6 +201,7 @@ func TestItemsInTheReceipt(t *testing.T) {
 }
 
 func TestBase64Body(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	req := event(base64.StdEncoding.EncodeToString([]byte(order42)))
 	req.IsBase64Encoded = true
@@ -214,6 +219,7 @@ func TestBase64Body(t *testing.T) {
 }
 
 func TestPaymentInProgress(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	release := f.provider.Hold()
 	defer release()
@@ -245,6 +251,7 @@ func TestPaymentInProgress(t *testing.T) {
 }
 
 func TestProviderFailureReleasesTheRecord(t *testing.T) {
+	t.Parallel()
 	tests := map[string]func(*fixture){
 		"error":   func(f *fixture) { f.provider.FailNext(1) },
 		"timeout": func(f *fixture) { f.app.provider.Timeout = 50 * time.Millisecond; f.provider.SetDelay(time.Second) },
@@ -277,6 +284,7 @@ func TestProviderFailureReleasesTheRecord(t *testing.T) {
 }
 
 func TestPanicReleasesTheRecord(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.app.beforeCharge = func(Payment) { panic("boom") }
 	func() {
@@ -320,6 +328,7 @@ func TestMisconfiguredKeyPathFailsClosed(t *testing.T) {
 // A store that fails before the charge: 503 with Retry-After, no charge,
 // and the retry charges once the store is back.
 func TestStoreFailure(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	store := &flakyStore{Store: f.store}
 	store.down.Store(true)

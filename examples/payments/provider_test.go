@@ -11,6 +11,7 @@ import (
 )
 
 func TestProviderClientErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		reply  func(w http.ResponseWriter, r *http.Request)
 		status int // the ProviderError's StatusCode
@@ -40,6 +41,7 @@ func TestProviderClientErrors(t *testing.T) {
 // The charge is bounded by the client's timeout, not by the invocation's
 // deadline (see Charge): a context that ends first does not cut it.
 func TestProviderClientOutlivesTheContextDeadline(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -57,6 +59,7 @@ func TestProviderClientOutlivesTheContextDeadline(t *testing.T) {
 // The provider gets the charge, not the order's lines: an order of
 // megabytes is a charge request of a hundred bytes.
 func TestProviderClientSendsTheChargeOnly(t *testing.T) {
+	t.Parallel()
 	var got string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)

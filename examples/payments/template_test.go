@@ -21,6 +21,7 @@ import (
 // for its responses against what the code does: cfn-lint knows the
 // resource schemas, not these.
 func TestResponsesTemplate(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +35,7 @@ func TestResponsesTemplate(t *testing.T) {
 // to show that each check of the responses template's test catches its
 // mistake.
 func TestResponsesTemplateChecks(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)

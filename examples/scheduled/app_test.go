@@ -71,6 +71,7 @@ func (u *unit) locks() []idempotency.Record {
 }
 
 func TestRetryOfATickReplays(t *testing.T) {
+	t.Parallel()
 	u := newUnit(t, Config{Job: job})
 	first, err := u.handle(tickAt(0))
 	if err != nil || first.Status != StatusRan || first.RunID == "" || first.Replayed {
@@ -96,6 +97,7 @@ func TestRetryOfATickReplays(t *testing.T) {
 }
 
 func TestInvalidEvents(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		cfg  Config
@@ -122,6 +124,7 @@ func TestInvalidEvents(t *testing.T) {
 // deadline, and remembered as skipped; once the run is over the lock is
 // gone and the tick after runs.
 func TestNextTickWhileTheJobRuns(t *testing.T) {
+	t.Parallel()
 	u := newUnit(t, Config{Job: job})
 	release := u.jobs.Hold()
 	defer release()
@@ -168,6 +171,7 @@ func TestNextTickWhileTheJobRuns(t *testing.T) {
 // job service and returns the run it finds, and the next tick settles
 // the lock and runs.
 func TestJobFailures(t *testing.T) {
+	t.Parallel()
 	t.Run("refused", func(t *testing.T) {
 		u := newUnit(t, Config{Job: job})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -214,6 +218,7 @@ func TestJobFailures(t *testing.T) {
 // The job lock must outlive a run and its abandon grace: each invocation
 // checks, since a function does not know its timeout before it is invoked.
 func TestLockExpiryMustOutlastTheRun(t *testing.T) {
+	t.Parallel()
 	u := newUnit(t, Config{Job: job, LockExpiry: 20 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -80,6 +80,7 @@ func retryUntilAnswered(t *testing.T, fn *function, e Event, limit time.Duration
 // meanwhile is skipped until then; the dead tick's retry is refused until
 // then, and afterwards runs the job once more.
 func TestCrashUnderRetry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	env := policyEnv(idempotency.AbandonRetry)
 	t0 := timeOf(t, tickAt(0))
@@ -123,6 +124,7 @@ func TestCrashUnderRetry(t *testing.T) {
 // AbandonBlock: ticks are skipped, then blocked, until the job lock
 // expires; the next tick after it runs. The dead tick never runs again.
 func TestCrashUnderBlock(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	env := []string{policyEnv(idempotency.AbandonBlock), "JOB_LOCK_EXPIRES_AFTER=12s"}
 	t0 := timeOf(t, tickAt(0))
@@ -189,6 +191,7 @@ func TestCrashUnderBlock(t *testing.T) {
 // run it finds, or runs the job once when there is none; the next tick
 // takes the lock over and runs. No tick runs twice.
 func TestCrashUnderUncertain(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		point crashPoint

@@ -34,6 +34,7 @@ func maxReads(waited time.Duration) int {
 const slack = time.Second
 
 func TestE2ERetryOfATickReplays(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	fn := w.sandbox(20 * time.Second)
 	first, err := fn.tick(tickAt(0))
@@ -64,6 +65,7 @@ func TestE2ERetryOfATickReplays(t *testing.T) {
 // one poll interval after the first ends, and reads the record a number of
 // times that grows with the log of its wait. The job runs once.
 func TestE2EDuplicateTickWaitsForTheFirst(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	first, second := w.sandbox(20*time.Second, waitEnv), w.sandbox(20*time.Second, waitEnv)
 	warm(t, first, second)
@@ -115,6 +117,7 @@ func TestE2EDuplicateTickWaitsForTheFirst(t *testing.T) {
 // refused at once (skipped until the run's deadline), or with waiting on
 // waits for the run to end and then runs. Runs never overlap.
 func TestE2ENextTickWhileTheJobRuns(t *testing.T) {
+	t.Parallel()
 	for _, wait := range []bool{false, true} {
 		name := map[bool]string{false: "refused", true: "waits"}[wait]
 		t.Run(name, func(t *testing.T) {

@@ -75,6 +75,7 @@ func TestTemplate(t *testing.T) {
 // TestTemplateChecks breaks the settings one at a time, to show that each
 // rule of the template's test catches its mistake.
 func TestTemplateChecks(t *testing.T) {
+	t.Parallel()
 	good := `
 Resources:
   ScheduledFunction:

@@ -16,6 +16,7 @@ import (
 // after the lease, commits movement and receipt) and just after DynamoDB
 // applied it (both are committed; the retry replays the receipt).
 func TestCrashAroundTheTransaction(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		fault faultproxy.Fault
@@ -45,6 +46,7 @@ func TestCrashAroundTheTransaction(t *testing.T) {
 // applied: the SDK's retry fails on the receipt's condition, and the store
 // reads the receipt back and knows it committed.
 func TestReplyLost(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.proxy.Set(faultproxy.Rule{Fault: faultproxy.ReplyLost, Op: "TransactWriteItems", Times: 1})
 	a := w.deliver(w.sandbox(), "st_1", 1250)
@@ -62,6 +64,7 @@ func TestReplyLost(t *testing.T) {
 // to another execution environment, as EventBridge does when the first
 // invocation's acknowledgement was lost.
 func TestRedeliveryAfterLostAck(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	first := w.deliver(w.sandbox(), "st_1", 1250)
 	again := w.deliver(w.sandbox(), "st_1", 1250)
@@ -74,6 +77,7 @@ func TestRedeliveryAfterLostAck(t *testing.T) {
 // TestConcurrentDeliveries delivers the event to two execution
 // environments at once.
 func TestConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	fns := []*function{w.sandbox(), w.sandbox()}
 	answers := make([]answer, 2)
@@ -111,6 +115,7 @@ func TestConcurrentDeliveries(t *testing.T) {
 // reports its error by the type's name, which an operator can filter on,
 // and nothing is paid or recorded.
 func TestInvalidEvent(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	a := w.deliver(w.sandbox(), "st_1", 0)
 	if a.errorType != "InvalidSettlementError" || !strings.Contains(a.raw, "amount_cents 0 is not positive") {
@@ -124,6 +129,7 @@ func TestInvalidEvent(t *testing.T) {
 // TestConflict delivers a settlement id again with another amount: a typed
 // error, logged with both payload hashes, and no second movement.
 func TestConflict(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	f := w.sandbox()
 	first := w.deliver(f, "st_1", 1250)

@@ -9,5 +9,6 @@ import (
 // TestKeyPathsInTemplate checks that template.yaml gives the function the
 // key paths of its code.
 func TestKeyPathsInTemplate(t *testing.T) {
+	t.Parallel()
 	template.CheckKeyPaths(t, "SettlementFunction", eventKeyPath, validationPath)
 }

@@ -18,6 +18,7 @@ import (
 // more against the real runtimes.
 
 func TestPythonJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`1`, `1`},
 		{`-0`, `0`},
@@ -57,6 +58,7 @@ func TestPythonJSON(t *testing.T) {
 }
 
 func TestTypeScriptJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`1`, `1`},
 		{`-0`, `0`},
@@ -103,6 +105,7 @@ var (
 // assignment sets the prototype), is refused, at any depth: two values
 // that differ in it would share a hash.
 func TestTypeScriptProto(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{`{"__proto__":1}`, `{"__proto__":2,"a":1}`, `{"a":[{"__proto__":{}}]}`} {
 		v, err := decodeJSON([]byte(doc))
 		if err != nil {
@@ -123,6 +126,7 @@ func TestTypeScriptProto(t *testing.T) {
 // Infinity for all that overflow, TypeScript null for them and NaN, and
 // encoding/json refuses them.
 func TestNotFiniteRefused(t *testing.T) {
+	t.Parallel()
 	for _, f := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
 		for _, format := range []Format{{}, python, typeScript} {
 			v := []any{"x", map[string]any{"sum": f}}
@@ -142,6 +146,7 @@ func TestNotFiniteRefused(t *testing.T) {
 // refused in every format, as a value and as a member name, where each
 // would write U+FFFD and the two would share a hash.
 func TestInvalidTextRefused(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{
 		"\xff\x01", "\xfe\x01",
 		[]any{"ok", "a\xffb"},
@@ -166,6 +171,7 @@ func TestInvalidTextRefused(t *testing.T) {
 // The keys Powertools computed for these values (see the package's
 // interop tests for how they are obtained).
 func TestCompatibleKeys(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		format Format
 		prefix string
@@ -192,6 +198,7 @@ func TestCompatibleKeys(t *testing.T) {
 // doubles. (Python mode does not ask it about integer text: ints are
 // exact.)
 func TestExactNumbers(t *testing.T) {
+	t.Parallel()
 	accepted := []string{
 		`100`, `100.5`, `0.1`, `1e21`, `-0`, `-0.0`, `0e99999999999999999999`, `1.5e-7`,
 		`9007199254740991`, `9007199254740992`, `-9007199254740992`, `12345678901234567000`,
@@ -238,6 +245,7 @@ func exactByRat(t testing.TB, text string) bool {
 // what a double holds, and accepts every float64 as strconv and
 // encoding/json write it.
 func TestExactDoubleAgainstRat(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	digits := func(n int) string {
 		b := make([]byte, n)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCanonicalJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   any
@@ -50,6 +51,7 @@ func TestCanonicalJSON(t *testing.T) {
 }
 
 func TestCanonicalJSONRejectsWhatJSONCannotHold(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{json.Number("1 2"), json.Number(`"1"`), json.Number("[1]"), make(chan int), "a\xffb"} {
 		if _, err := canonical(v); err == nil {
 			t.Errorf("canonical(%#v) succeeded, want an error", v)
@@ -120,6 +122,7 @@ func BenchmarkKeyFormat(b *testing.B) {
 }
 
 func TestKeyFor(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256([]byte(`"o-1"`))
 	want := "p#" + hex.EncodeToString(sum[:])
 	if key, err := (Format{}).Key("p", "o-1"); err != nil || key != want {

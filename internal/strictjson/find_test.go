@@ -208,6 +208,7 @@ var findTests = []struct {
 }
 
 func TestFind(t *testing.T) {
+	t.Parallel()
 	for _, tc := range findTests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Find([]byte(tc.doc), &Budget{Limit: tc.budget}, tc.path)
@@ -288,6 +289,7 @@ func checkError(t *testing.T, err, want error) {
 // names, with paths that decode it, follow a member through it, and skip
 // it.
 func TestFindDuplicates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range duplicateTests {
 		for _, p := range [][]Step{nil, path(mem("zz")), path(idx(1), mem("zz")), path(Step{Kind: Type})} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -303,6 +305,7 @@ func TestFindDuplicates(t *testing.T) {
 // a map does, and Find refuses them; the last two check a name that is
 // special in a struct tag and an element past the end.
 func TestStructView(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		doc     string
 		path    []Step

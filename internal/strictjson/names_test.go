@@ -12,6 +12,7 @@ import (
 // member names to struct fields, for every rune that folds to another:
 // each pair of its orbit, behind an ASCII letter, is one name to both.
 func TestEqualFold(t *testing.T) {
+	t.Parallel()
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if unicode.SimpleFold(r) == r {
 			continue

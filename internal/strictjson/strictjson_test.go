@@ -116,6 +116,7 @@ var grammarTests = []struct {
 }
 
 func TestDecodeGrammar(t *testing.T) {
+	t.Parallel()
 	for _, tc := range grammarTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if json.Valid([]byte(tc.doc)) != tc.valid {
@@ -147,6 +148,7 @@ func TestDecodeGrammar(t *testing.T) {
 }
 
 func TestDecodeValues(t *testing.T) {
+	t.Parallel()
 	type M = map[string]any
 	type A = []any
 	type N = json.Number
@@ -283,6 +285,7 @@ var textTests = []struct {
 }
 
 func TestDecodeText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range textTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if !json.Valid([]byte(tc.doc)) || hasBadText([]byte(tc.doc)) != (tc.at >= 0) {
@@ -319,6 +322,7 @@ func TestDecodeText(t *testing.T) {
 }
 
 func TestDecodeDuplicateNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range duplicateTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if !json.Valid([]byte(tc.doc)) || !hasFoldPair([]byte(tc.doc)) {
@@ -337,6 +341,7 @@ func TestDecodeDuplicateNames(t *testing.T) {
 }
 
 func TestDecodeDepth(t *testing.T) {
+	t.Parallel()
 	nest := func(n int) []byte {
 		return []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
 	}
@@ -362,6 +367,7 @@ func TestDecodeDepth(t *testing.T) {
 // as such, even when names that fold together, text that is not Unicode
 // or a reading past its budget come before the fault.
 func TestSyntaxBeforeDuplicate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		doc   string
 		path  []Step

@@ -17,6 +17,7 @@ import (
 // TestConcurrencyBound measures the records in flight with an atomic
 // counter: never more than the bound, and the bound is reached.
 func TestConcurrencyBound(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ concurrency, records int }{
 		{1, 10}, {2, 10}, {5, 10}, {10, 10}, {16, 10},
 	} {
@@ -58,6 +59,7 @@ func TestConcurrencyBound(t *testing.T) {
 // TestResultsInRecordOrder makes later records finish first: failures are
 // still reported in record order.
 func TestResultsInRecordOrder(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	ids := make([]string, n)
 	for i := range ids {
@@ -112,6 +114,7 @@ func TestResultsInRecordOrder(t *testing.T) {
 // The call runs in a synctest bubble, and synctest.Test fails (deadlock)
 // when a goroutine of the bubble is left blocked after it.
 func TestNoGoroutineOutlivesTheCall(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := batch.New(batch.WithConcurrency(8), quiet())
 		fn, _ := behave([]string{"m3"}, []string{"m5"})

@@ -15,6 +15,7 @@ import (
 // a misrouted trigger sends, fails with a NoRecordsError instead of passing for
 // an empty batch, while an empty array stays an empty batch.
 func TestEventWithoutRecords(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ran := false
 	sqs := batch.SQSHandler(func(context.Context, events.SQSMessage) error { ran = true; return nil }, quiet())
@@ -73,6 +74,7 @@ func TestEventWithoutRecords(t *testing.T) {
 // identifier fails the invocation, so that Lambda retries the batch,
 // instead of reporting an empty itemIdentifier in a successful response.
 func TestFailedRecordWithoutIdentifier(t *testing.T) {
+	t.Parallel()
 	h := batch.SQSHandler(func(_ context.Context, m events.SQSMessage) error {
 		if m.MessageId == "" {
 			return errors.New("declined")

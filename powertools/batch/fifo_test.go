@@ -15,6 +15,7 @@ import (
 )
 
 func TestFIFORules(t *testing.T) {
+	t.Parallel()
 	records := []string{"a1@A", "b1@B", "a2@A", "c1@C", "b2@B", "a3@A"}
 	tests := []struct {
 		name        string
@@ -101,6 +102,7 @@ func TestFIFORules(t *testing.T) {
 // the records of a FIFO batch with group skipping run in the order of the
 // batch, as Powertools runs them, not group by group.
 func TestFIFOGroupSkipOneAtATimeIsInRecordOrder(t *testing.T) {
+	t.Parallel()
 	fn, calls := behave([]string{"a2"}, nil)
 	p, err := batch.New(batch.WithSkipGroupOnFailure(true), batch.WithConcurrency(1), quiet())
 	if err != nil {
@@ -116,6 +118,7 @@ func TestFIFOGroupSkipOneAtATimeIsInRecordOrder(t *testing.T) {
 // groups overlap but the records of one group never do, and each group
 // runs in its order.
 func TestFIFOGroupsRunInOrder(t *testing.T) {
+	t.Parallel()
 	var specs []string
 	for i := range 8 {
 		for _, g := range []string{"A", "B", "C", "D"} {

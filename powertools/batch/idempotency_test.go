@@ -62,6 +62,7 @@ func (e *effects) fn(ctx context.Context, o order) (string, error) {
 }
 
 func TestIdempotentRecords(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		concurrency int

@@ -30,6 +30,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 
 // Every line, the processor's and the function's own, names its record.
 func TestEveryLogLineNamesItsRecord(t *testing.T) {
+	t.Parallel()
 	var buf lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	fn := func(ctx context.Context, msg events.SQSMessage) error {
@@ -85,6 +86,7 @@ func TestEveryLogLineNamesItsRecord(t *testing.T) {
 // NewLogHandler names the record on lines logged by code that knows
 // nothing of batches, once, and leaves other lines alone.
 func TestLogHandler(t *testing.T) {
+	t.Parallel()
 	var buf lockedBuffer
 	logger := slog.New(batch.NewLogHandler(slog.NewJSONHandler(&buf, nil)))
 	ctx := context.Background()

@@ -72,6 +72,7 @@ func failedIDs(res *batch.Result) []string {
 func quiet() batch.Option { return batch.WithLogger(discard) }
 
 func TestSQSRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		records    []string
@@ -146,6 +147,7 @@ func TestSQSRules(t *testing.T) {
 }
 
 func TestSQSHandler(t *testing.T) {
+	t.Parallel()
 	fn, _ := behave([]string{"m2"}, nil)
 	h := batch.SQSHandler(fn, quiet())
 
@@ -170,6 +172,7 @@ func TestSQSHandler(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for name, opt := range map[string]batch.Option{
 		"WithConcurrency":    batch.WithConcurrency(0),
 		"WithDeadlineMargin": batch.WithDeadlineMargin(-time.Second),
@@ -215,6 +218,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestDoneContextFailsRecordsNotStarted(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	var ran []string
 	fn := func(_ context.Context, msg events.SQSMessage) error {
@@ -242,6 +246,7 @@ func TestDoneContextFailsRecordsNotStarted(t *testing.T) {
 // deadline: the record under way sees its context end, the later ones are
 // not started, and the call returns in time for the response to be sent.
 func TestDeadlineMargin(t *testing.T) {
+	t.Parallel()
 	deadline := time.Now().Add(400 * time.Millisecond)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()

@@ -15,6 +15,7 @@ import (
 // message id, the Kinesis or DynamoDB Streams sequence number (not the
 // eventID, which Lambda does not accept as an item identifier).
 func TestSourceIdentifiers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name string
@@ -85,6 +86,7 @@ func TestSourceIdentifiers(t *testing.T) {
 }
 
 func TestStreamsAllFailAndPanics(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	kin := batch.KinesisHandler(func(context.Context, events.KinesisEventRecord) error { panic("poison") }, quiet())
 	_, err := kin(ctx, events.KinesisEvent{Records: []events.KinesisEventRecord{{Kinesis: events.KinesisRecord{SequenceNumber: "1"}}}})

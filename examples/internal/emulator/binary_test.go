@@ -7,6 +7,7 @@ import (
 )
 
 func TestBinaryBuildsOnceAndCopies(t *testing.T) {
+	t.Parallel()
 	b := &Binary{Dir: "testdata/echo"}
 	path := b.Path(t)
 	if again := b.Path(t); again != path {
@@ -44,6 +45,7 @@ func TestBinaryBuildsOnceAndCopies(t *testing.T) {
 }
 
 func TestBinaryRemoveBeforeBuild(t *testing.T) {
+	t.Parallel()
 	var b Binary
 	b.Remove() // nothing built: nothing to remove, no panic
 }

@@ -14,6 +14,7 @@ import (
 // as Start gives them: the runtime API's defaults to 127.0.0.1:9001, on
 // which a second emulator does not start. The page starts two.
 func TestDocsEmulatorCommands(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "testing.md"))
 	if err != nil {
 		t.Fatal(err)

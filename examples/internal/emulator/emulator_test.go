@@ -34,6 +34,7 @@ func startEcho(t *testing.T, timeoutSeconds int) (*Emulator, *Buffer) {
 }
 
 func TestEmulatorRunsTheRuntimeLoop(t *testing.T) {
+	t.Parallel()
 	e, out := startEcho(t, 1)
 	ctx := context.Background()
 

@@ -9,6 +9,7 @@ import (
 )
 
 func TestKillFindsTheProcessByItsExecutable(t *testing.T) {
+	t.Parallel()
 	// A copy of the echo function: its own path, as a crash test has. The
 	// build itself is removed at once, as a package's test binary removes
 	// its shared one after its tests.

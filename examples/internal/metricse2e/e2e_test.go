@@ -47,6 +47,7 @@ const namespace = "Payments/E2E"
 // rules, count exactly those outcomes, one per invocation, and carry the
 // function and key prefix as dimensions; the outcome log must say the same.
 func TestPaymentsMetrics(t *testing.T) {
+	t.Parallel()
 	rie, err := emulator.LocateRIE(testenv.RepoRoot())
 	if err != nil {
 		testenv.Unavailable(t, "%v", err)

@@ -27,6 +27,7 @@ const module = "github.com/gopowertools/lambda"
 
 // TestAPI compares each library package's exported API with its record.
 func TestAPI(t *testing.T) {
+	t.Parallel()
 	root := testenv.RepoRoot()
 	pkgs := list(t, root)
 	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {

@@ -15,6 +15,7 @@ import (
 // exists for: an added, a removed and a changed identifier of each kind,
 // on a package type-checked here from source, before and after.
 func TestDiffNamesEachChange(t *testing.T) {
+	t.Parallel()
 	before := `package p
 
 import "context"

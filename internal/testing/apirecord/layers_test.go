@@ -24,6 +24,7 @@ var harness = []string{
 // the demo's driver, their tests' helpers) run beside the harness, and
 // do not ship.
 func TestWhatShipsLinksNoHarness(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps", "./...")
 	cmd.Dir = testenv.RepoRoot()
 	var stderr bytes.Buffer

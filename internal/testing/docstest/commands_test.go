@@ -24,6 +24,7 @@ import (
 // examples/minimal's own test runs them, and the SAM commands' test its
 // sam build.
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	root := testenv.RepoRoot()
 	var cmds []command
 	for _, b := range blocks(t, "sh", "console", "") {

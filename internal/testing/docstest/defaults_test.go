@@ -23,6 +23,7 @@ var update = flag.Bool("update", false, "rewrite the default column of docs/conf
 // the option's doc comment states, the one place a default is written:
 // run it with -update after changing a comment.
 func TestConfigurationDefaults(t *testing.T) {
+	t.Parallel()
 	defaults := optionDefaults(t, filepath.Join(testenv.RepoRoot(), "powertools", "idempotency"))
 	path := filepath.Join(testenv.RepoRoot(), "docs", "configuration.md")
 	md, err := os.ReadFile(path)

@@ -41,6 +41,7 @@ import (
 // its tests must pass, and their output is logged. It is how a doc shows
 // what a recipe does, not only that it compiles.
 func TestGoBlocks(t *testing.T) {
+	t.Parallel()
 	bs := blocks(t, "go")
 	if len(bs) == 0 {
 		t.Fatal("no ```go block in the docs")
@@ -56,6 +57,7 @@ func TestGoBlocks(t *testing.T) {
 // TestGoBlocksCatchMistakes shows that the Go blocks' check fails on the
 // mistakes that docs make as the code moves on.
 func TestGoBlocksCatchMistakes(t *testing.T) {
+	t.Parallel()
 	mistakes := []block{
 		{lang: "go", text: "if errors.Is(err, idempotency.ErrInProgress) {\n}\n"},                          // a sentinel that became a type
 		{lang: "go", text: "h := idempotency.Wrap(store, fulfil, idempotency.WithExpiresAfter(\"1h\"))\n"}, // an argument of the wrong type

@@ -29,6 +29,7 @@ var localSAM = []string{"validate", "build"}
 // installs it pinned (scripts/tools.sh sam) and runs this test; a plain
 // go test skips it.
 func TestSAMCommands(t *testing.T) {
+	t.Parallel()
 	sam := os.Getenv("DOCS_SAM_CLI")
 	if sam == "" {
 		t.Skip("DOCS_SAM_CLI is not set: `make sam-check` runs this test with the pinned SAM CLI")

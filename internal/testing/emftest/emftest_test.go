@@ -33,6 +33,7 @@ const (
 var valid = doc(meta(namespace+","+dimensions+","+metrics), "")
 
 func TestValidateAccepts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, doc string }{
 		{"the specification's example", valid},
 		{"no unit, no resolution", doc(meta(namespace+","+dimensions+`,"Metrics":[{"Name":"time"}]`), "")},
@@ -54,6 +55,7 @@ func TestValidateAccepts(t *testing.T) {
 
 // TestValidateRefuses gives documents that each break one rule.
 func TestValidateRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, doc string }{
 		{"not JSON", `{"_aws":`},
 		{"not an object", `[` + valid + `]`},
@@ -121,6 +123,7 @@ func TestValidateRefuses(t *testing.T) {
 }
 
 func TestDocuments(t *testing.T) {
+	t.Parallel()
 	output := "START RequestId: 1\n" +
 		`{"level":"INFO","msg":"charging"}` + "\n" +
 		valid + "\r\n" +

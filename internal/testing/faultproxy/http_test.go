@@ -66,6 +66,7 @@ func getItem(ctx context.Context, c *dynamodb.Client) error {
 // the second attempt goes through. The requests that reach the server are
 // the faults that let them (latency, reply lost) plus the retry.
 func TestSDKRetriesEachFault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault       faultproxy.Fault
 		wantReached int32
@@ -98,6 +99,7 @@ func TestSDKRetriesEachFault(t *testing.T) {
 // The error replies are DynamoDB's: the SDK reports the service's error
 // codes, and with retries off the throttling ones come back as such.
 func TestErrorReplies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault faultproxy.Fault
 		code  string
@@ -134,6 +136,7 @@ func TestErrorReplies(t *testing.T) {
 
 // Latency holds the request for the delay, then forwards it.
 func TestLatency(t *testing.T) {
+	t.Parallel()
 	srv, reached := backend(t)
 	p := newProxy(t, srv.URL)
 	p.Set(faultproxy.Rule{Fault: faultproxy.Latency, Delay: 50 * time.Millisecond})
@@ -152,6 +155,7 @@ func TestLatency(t *testing.T) {
 // Rules select by operation, body, skip, count and rate; the first rule
 // that fires wins.
 func TestSelection(t *testing.T) {
+	t.Parallel()
 	srv, _ := backend(t)
 	p := newProxy(t, srv.URL, faultproxy.WithSeed(7))
 	c := client(p, 1)
@@ -197,6 +201,7 @@ func equal(a, b []bool) bool {
 // Then runs after the server has applied a ReplyLost request, before the
 // client hears anything.
 func TestThen(t *testing.T) {
+	t.Parallel()
 	srv, reached := backend(t)
 	p := newProxy(t, srv.URL)
 	var atThen atomic.Int32 // the reset reaches the client through the kernel, which the race detector cannot see

@@ -95,6 +95,7 @@ func send(t *testing.T, p *Proxy, args ...string) (string, error) {
 }
 
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	const script = "return 1"
 	sum := sha1.Sum([]byte(script))
 	sha := hex.EncodeToString(sum[:])
@@ -162,6 +163,7 @@ func TestFaults(t *testing.T) {
 
 // TestTimes: a rule breaks Times commands, then lets the rest through.
 func TestTimes(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t)
 	p, err := NewRESP(srv.ln.Addr().String())
 	if err != nil {
@@ -187,6 +189,7 @@ func TestTimes(t *testing.T) {
 // their own reply, and a lost reply ends the connection after the replies
 // before it.
 func TestPipelined(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t)
 	p, err := NewRESP(srv.ln.Addr().String())
 	if err != nil {
@@ -213,6 +216,7 @@ func TestPipelined(t *testing.T) {
 
 // TestReadValue reads RESP3 replies whole.
 func TestReadValue(t *testing.T) {
+	t.Parallel()
 	values := []string{
 		"+OK\r\n",
 		"-ERR no\r\n",
@@ -255,6 +259,7 @@ func TestReadValue(t *testing.T) {
 // when a rule fires, after the server applied a command whose reply is
 // lost.
 func TestRESPRules(t *testing.T) {
+	t.Parallel()
 	srv := newFakeServer(t)
 	p, err := NewRESP(srv.ln.Addr().String())
 	if err != nil {

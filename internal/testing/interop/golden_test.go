@@ -44,6 +44,7 @@ func goldenID(rt, status string) string { return "ord-golden-" + rt + "-" + stat
 // TestGoldenPowertoolsWrite writes the records of testdata/golden with
 // the installed Powertools runtimes on moto, with -update only.
 func TestGoldenPowertoolsWrite(t *testing.T) {
+	t.Parallel()
 	if !golden.Updating() {
 		t.Skip("the Powertools records are written with -update only: they carry the real clock")
 	}

@@ -203,6 +203,7 @@ func fixtureCases(t *testing.T) []keyCase {
 // TestFixtureKeys compares the keys of every event fixture, under every
 // documented expression, with both runtimes'.
 func TestFixtureKeys(t *testing.T) {
+	t.Parallel()
 	cases := fixtureCases(t)
 	for _, rt := range runtimes(t) {
 		t.Run(rt.name, func(t *testing.T) {
@@ -220,6 +221,7 @@ func TestFixtureKeys(t *testing.T) {
 // escape, member names that JavaScript orders specially. The seed is logged; set
 // INTEROP_SEED to replay one.
 func TestGeneratedKeys(t *testing.T) {
+	t.Parallel()
 	seed := newSeed(t)
 	g := newGenerator(seed)
 	const n = 2000
@@ -251,6 +253,7 @@ func TestGeneratedKeys(t *testing.T) {
 // deepSort's comparator orders by the steps of the sort. Powertools
 // TypeScript keys such an event anyway.
 func TestKeysRefusedForTypeScript(t *testing.T) {
+	t.Parallel()
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(context.Context, json.RawMessage) (any, error) { return nil, nil },
 		idempotency.WithCompatibility(idempotency.PowertoolsTypeScript), idempotency.WithKeyPrefix("p"))
 	_, _, err := h.KeyOf([]byte(`{"İ":1,"i̇":2}`))
@@ -269,6 +272,7 @@ func TestKeysRefusedForTypeScript(t *testing.T) {
 // __proto__ out of the text it hashes; both write every infinity that
 // sum reaches alike (Python as Infinity, TypeScript as null).
 func TestRefusedValuesMergeInPowertools(t *testing.T) {
+	t.Parallel()
 	pairs := []struct {
 		name   string
 		modes  []idempotency.Compatibility

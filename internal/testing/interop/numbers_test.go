@@ -67,6 +67,7 @@ func rat(t *testing.T, number string) *big.Rat {
 // the first one's response; where Go accepts both, the runtime keeps them
 // apart, with Go's keys.
 func TestRefusedPairsMergeInPowertools(t *testing.T) {
+	t.Parallel()
 	pairs := [][2]string{
 		{"100.0", "100.00000000000000001"},
 		{"0.1", "0.1000000000000000055511151231257827"},
@@ -132,6 +133,7 @@ func refusedOf(pair [2]string, a, b *idempotency.InexactNumberError) string {
 // it refuses has, in the runtime, the key of another number: the double's
 // shortest text, or for a number beyond a double's range, 1e999.
 func TestNumberKeys(t *testing.T) {
+	t.Parallel()
 	seed := newSeed(t)
 	numbers := edgeNumbers(rand.New(rand.NewPCG(seed, 0xd0b1e)))
 	for _, rt := range runtimes(t) {

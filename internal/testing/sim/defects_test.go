@@ -23,6 +23,7 @@ const defectSeeds = 3000
 // (Defects) and checks that it reports a violation within
 // defectSeeds seeds; the library is never built with the defect.
 func TestDefectsCaught(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the simulator once per defect")
 	}

@@ -241,6 +241,7 @@ func createTable(t *testing.T, client *dynamodb.Client, name string) {
 // none, and does not return the item of a failed condition: the store
 // reads it back, and must answer the same).
 func TestDynamoModelAgainstServers(t *testing.T) {
+	t.Parallel()
 	for _, srv := range []struct {
 		name, env string
 		staged    bool
@@ -273,6 +274,7 @@ func TestDynamoModelAgainstServers(t *testing.T) {
 // same TTL on each key, to the time between the two requests that read
 // it.
 func TestRedisModelAgainstValkey(t *testing.T) {
+	t.Parallel()
 	addr := os.Getenv("TEST_VALKEY_ADDR")
 	if addr == "" {
 		testenv.Unavailable(t, "TEST_VALKEY_ADDR is not set: no Valkey server")
@@ -406,6 +408,7 @@ func compare(t *testing.T, seed uint64, ops []op, ctx context.Context, model, re
 // item size limit, DynamoDB's refusal of an unused placeholder, and a
 // comparison with an attribute the item lacks.
 func TestDynamoModelRawRequests(t *testing.T) {
+	t.Parallel()
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
 	puts := []struct {
@@ -475,6 +478,7 @@ func TestDynamoModelRawRequests(t *testing.T) {
 // needs a transaction still being applied when its repeat arrives, no
 // local server can show: the model follows the page.
 func TestDynamoModelClientRequestToken(t *testing.T) {
+	t.Parallel()
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	tx := func(table, id, token string) *dynamodb.TransactWriteItemsInput {
 		return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token), TransactItems: []types.TransactWriteItem{{Put: &types.Put{

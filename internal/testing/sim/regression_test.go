@@ -10,6 +10,7 @@ import "testing"
 // TestFixedSchedules: schedules that broke an invariant before the fix
 // named, and must break none now.
 func TestFixedSchedules(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		seed  uint64
 		store Store
@@ -48,6 +49,7 @@ func TestFixedSchedules(t *testing.T) {
 // and docs/multi-region.md cite still show their limit, and the setting
 // each page advises removes it.
 func TestDocumentedLimits(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		seed  uint64
 		store Store

@@ -19,6 +19,7 @@ import (
 // ALL_OLD: DynamoDB returns the item that failed the condition inside the
 // ConditionalCheckFailedException, saving the store a read.
 func TestReturnOldItemOnConditionFailure(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		server  string
 		env     string
@@ -66,6 +67,7 @@ func TestReturnOldItemOnConditionFailure(t *testing.T) {
 // reports a failed condition as TransactionCanceledException with the
 // reason ConditionalCheckFailed.
 func TestTransactWriteItems(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		server    string
 		env       string
@@ -136,6 +138,7 @@ func TestTransactWriteItems(t *testing.T) {
 // TestTimeToLive checks the TTL API that dynamo.CreateTable uses to enable
 // expiry on the table.
 func TestTimeToLive(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		server    string
 		env       string

@@ -91,6 +91,7 @@ func answerTo(t *testing.T, err error, header string) answer {
 // answers, the handler's own Uncertain error included (returned to
 // Lambda, which API Gateway answers with 502).
 func TestDocumentedStatuses(t *testing.T) {
+	t.Parallel()
 	type check struct {
 		row, error string // the row, and its first cell
 		want       answer

@@ -11,6 +11,7 @@ import (
 )
 
 func TestReadKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		single  map[string]string
@@ -56,6 +57,7 @@ func TestReadKey(t *testing.T) {
 }
 
 func TestParseKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want string // want "": refused
 	}{
@@ -125,6 +127,7 @@ func FuzzParseKey(f *testing.F) {
 }
 
 func TestWithScope(t *testing.T) {
+	t.Parallel()
 	s := scope{Method: "POST", Path: "/payments", Client: "c", Key: "k"}
 	for _, event := range []string{`{}`, `{"body":"x"}`} {
 		out, err := withScope([]byte(event), s)
@@ -146,6 +149,7 @@ func TestWithScope(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		end  time.Duration
@@ -165,6 +169,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestIsToken(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]bool{
 		"Idempotency-Replayed": true, "X-Replayed_1": true,
 		"": false, "Idempotency Replayed": false, "a:b": false, "caf\u00e9": false, strconv.Itoa(1): true,

@@ -17,6 +17,7 @@ func v2Handler(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatew
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	store := idempotencytest.NewStore()
 	prefix := httpapi.WithOptions(idempotency.WithKeyPrefix("test"))
 	v1Client := httpapi.WithClient(func(r events.APIGatewayProxyRequest) string { return r.RequestContext.AccountID })
@@ -62,6 +63,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestWrapPanicsOnConfigError(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if err, _ := recover().(error); !isConfigError(err, "WithReplayedHeader") {
 			t.Errorf("Wrap panicked with %v, want a ConfigError", err)

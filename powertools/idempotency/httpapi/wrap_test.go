@@ -381,6 +381,7 @@ var outcomes = []struct {
 }
 
 func TestOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, o := range outcomes {
 		for _, k := range kinds {
 			t.Run(o.name+"/"+k.name, func(t *testing.T) { o.run(t, k) })

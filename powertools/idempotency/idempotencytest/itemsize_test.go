@@ -11,6 +11,7 @@ import (
 )
 
 func TestMaxItemSize(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1700000000, 0)
 	held := &idempotency.Record{
 		Key: "k", Status: idempotency.StatusInProgress, LeaseToken: "a",
@@ -81,6 +82,7 @@ func TestMaxItemSize(t *testing.T) {
 // Acquire and Reclaim write records too, and are held to the limit as the
 // DynamoDB store holds them.
 func TestMaxItemSizeAcquireReclaim(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1700000000, 0)
 	var s Store
 	s.SetMaxItemSize(200)
@@ -120,6 +122,7 @@ func TestMaxItemSizeAcquireReclaim(t *testing.T) {
 // The sizes are counted by hand from the item the DynamoDB store writes,
 // with its default attribute names.
 func TestItemSize(t *testing.T) {
+	t.Parallel()
 	expiry := time.Unix(1700003600, 0)        // 10 digits
 	leaseEnd := time.UnixMilli(1700000030000) // 13 digits
 	tests := []struct {

@@ -11,15 +11,18 @@ import (
 )
 
 func TestMemoryStore(t *testing.T) {
+	t.Parallel()
 	idempotencytest.TestStore(t, func(*testing.T) idempotency.Store { return idempotencytest.NewStore() })
 }
 
 func TestMemoryStoreSharedAcrossSubtests(t *testing.T) {
+	t.Parallel()
 	s := idempotencytest.NewStore()
 	idempotencytest.TestStore(t, func(*testing.T) idempotency.Store { return s })
 }
 
 func TestZeroValueStore(t *testing.T) {
+	t.Parallel()
 	var s idempotencytest.Store
 	idempotencytest.TestStore(t, func(*testing.T) idempotency.Store { return &s })
 }
@@ -27,6 +30,7 @@ func TestZeroValueStore(t *testing.T) {
 // The memory store keeps DynamoDB's precision, so that a test that passes
 // on it passes on DynamoDB.
 func TestStorePrecision(t *testing.T) {
+	t.Parallel()
 	s := idempotencytest.NewStore()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 987654321, time.UTC)
 	rec := &idempotency.Record{
@@ -55,6 +59,7 @@ func TestStorePrecision(t *testing.T) {
 }
 
 func TestCorruptedRecord(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	tests := []struct {
 		name    string
@@ -91,6 +96,7 @@ func TestCorruptedRecord(t *testing.T) {
 }
 
 func TestCountsAndRecords(t *testing.T) {
+	t.Parallel()
 	s := idempotencytest.NewStore()
 	now := time.Now()
 	for _, key := range []string{"b", "a"} {
@@ -119,6 +125,7 @@ func TestCountsAndRecords(t *testing.T) {
 }
 
 func TestCanceledContext(t *testing.T) {
+	t.Parallel()
 	s := idempotencytest.NewStore()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()

@@ -54,6 +54,7 @@ func flip(i int) func([]byte) []byte {
 // CorruptedRecordError, from Get and from Acquire, and the middleware does
 // not run the handler; a failure to reach S3 or KMS is not corruption.
 func TestCorrupted(t *testing.T) {
+	t.Parallel()
 	aeadKey := randomKey()
 	large := jsonOf(2000, false)
 	tests := []struct {
@@ -209,6 +210,7 @@ func moveTo(other string) func(t *testing.T, w *corruptWorld) {
 // Through the middleware: a duplicate of a record that does not decrypt
 // gets a CorruptedRecordError, and the handler does not run.
 func TestCorruptedFailsClosed(t *testing.T) {
+	t.Parallel()
 	inner := idempotencytest.NewStore()
 	runs := 0
 	handler := func(ctx context.Context, in struct{ ID string }) (map[string]string, error) {

@@ -103,6 +103,7 @@ func (w *crashWorld) invoke(event string) (out string, returned bool, err error)
 // without responsestore. The second run's response is the one replayed
 // from then on.
 func TestCrashAfterObjectBeforeComplete(t *testing.T) {
+	t.Parallel()
 	w := newCrashWorld(t)
 	event := `{"ID":"o-1"}`
 	w.s3crash.armed.Store(true)
@@ -156,6 +157,7 @@ func TestCrashAfterObjectBeforeComplete(t *testing.T) {
 // is a replay of the stored response, byte for byte, and the handler does
 // not run again.
 func TestCrashAfterComplete(t *testing.T) {
+	t.Parallel()
 	w := newCrashWorld(t)
 	event := `{"ID":"o-2"}`
 	w.inner.armed.Store(true)

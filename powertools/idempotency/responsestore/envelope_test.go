@@ -24,6 +24,7 @@ func sampleEnvelopes() map[string]*envelope {
 }
 
 func TestEnvelopeRoundTrip(t *testing.T) {
+	t.Parallel()
 	for name, e := range sampleEnvelopes() {
 		t.Run(name, func(t *testing.T) {
 			b := e.marshal()
@@ -43,6 +44,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 }
 
 func TestEnvelopeRefused(t *testing.T) {
+	t.Parallel()
 	m := string(magic)
 	tests := map[string]string{
 		"no-version":       m,
@@ -94,6 +96,7 @@ func FuzzParseEnvelope(f *testing.F) {
 // The additional data of two different bindings differ, even when their
 // parts, joined, would read the same.
 func TestAdditionalDataUnambiguous(t *testing.T) {
+	t.Parallel()
 	a := additionalData(flagAEAD, 10, "fn#", "k")
 	b := additionalData(flagAEAD, 10, "fn", "#k")
 	if bytes.Equal(a, b) {

@@ -18,6 +18,7 @@ import (
 // effect is not run again, and duplicates get ResponseNotStoredError,
 // which says why (not "too large", for a 2 KB response).
 func TestResponseNotStoredWhenSealFails(t *testing.T) {
+	t.Parallel()
 	large := string(jsonOf(2000, true))
 	tests := []struct {
 		name   string

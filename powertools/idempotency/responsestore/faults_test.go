@@ -149,6 +149,7 @@ func (s *slowDown) RoundTrip(r *http.Request) (*http.Response, error) {
 // The SDK retries each fault, once and twice, and the invocation carries
 // on: the handler runs once, and the replay is its response.
 func TestFaultsRetried(t *testing.T) {
+	t.Parallel()
 	w := newFaultWorld(t)
 	for _, step := range faultSteps {
 		for _, fault := range faultKinds {
@@ -189,6 +190,7 @@ func TestFaultsRetried(t *testing.T) {
 // the duplicate gets a PersistenceError without running the handler, and
 // a later one, once the fault has passed, gets the response.
 func TestFaultsPersist(t *testing.T) {
+	t.Parallel()
 	w := newFaultWorld(t)
 	for _, step := range faultSteps {
 		for _, fault := range faultKinds {

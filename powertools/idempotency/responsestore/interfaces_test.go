@@ -46,6 +46,7 @@ func (invokerStore) StageWrites(ctx context.Context) context.Context {
 // The wrapped store implements Invoker exactly when the inner store does,
 // and its methods are the inner store's.
 func TestOptionalInterfaces(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		inner   func(*idempotencytest.Store) idempotency.Store

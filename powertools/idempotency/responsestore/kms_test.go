@@ -78,6 +78,7 @@ func sealOpen(t *testing.T, k *kmsSealer, plain string) {
 }
 
 func TestDataKeyUses(t *testing.T) {
+	t.Parallel()
 	k, srv, _ := testSealer(t, time.Hour, 3)
 	for i := range 7 {
 		sealOpen(t, k, fmt.Sprint(i))
@@ -89,6 +90,7 @@ func TestDataKeyUses(t *testing.T) {
 }
 
 func TestDataKeyAge(t *testing.T) {
+	t.Parallel()
 	k, srv, now := testSealer(t, time.Minute, 1000)
 	sealOpen(t, k, "a")
 	*now = now.Add(time.Minute - time.Nanosecond)
@@ -106,6 +108,7 @@ func TestDataKeyAge(t *testing.T) {
 // Keys decrypted for reading are kept for maxAge, at most openedKeysMax of
 // them.
 func TestOpenedKeys(t *testing.T) {
+	t.Parallel()
 	writer, srv, now := testSealer(t, time.Hour, 1)
 	type sealedBody struct{ dataKey, sealed []byte }
 	var bodies []sealedBody
@@ -143,6 +146,7 @@ func TestOpenedKeys(t *testing.T) {
 
 // Concurrent invocations share the data key; run with -race.
 func TestDataKeyConcurrent(t *testing.T) {
+	t.Parallel()
 	k, srv, _ := testSealer(t, time.Hour, 50)
 	var wg sync.WaitGroup
 	for g := range 8 {

@@ -38,6 +38,7 @@ func (m *moto) allOn(threshold int) []responsestore.Option {
 // DynamoDB store and the wrapped in-memory store, with moto's S3 and KMS,
 // every response offloaded and encrypted.
 func TestConformanceMoto(t *testing.T) {
+	t.Parallel()
 	m := newMoto(t)
 	t.Run("dynamo", func(t *testing.T) {
 		inner := m.dynamoStore(t, nil)
@@ -71,6 +72,7 @@ func bigReport(id string, n int) report {
 // moto, compressed, encrypted with KMS and offloaded to S3, is replayed
 // byte for byte, and the handler runs once.
 func TestFiveMegabyteResponse(t *testing.T) {
+	t.Parallel()
 	m := newMoto(t)
 	store := mustNew(t, m.dynamoStore(t, nil), m.allOn(responsestore.DefaultOffloadThreshold)...)
 	if s3, kms := m.s3n.take(), m.kmsn.take(); len(s3)+len(kms) > 0 {
@@ -149,6 +151,7 @@ func onlyKey(t *testing.T, m *moto) string {
 // decrypt (CorruptedRecordError), and a store with another KMS key cannot
 // read it; neither runs the handler.
 func TestKMSBinding(t *testing.T) {
+	t.Parallel()
 	m := newMoto(t)
 	inner := m.dynamoStore(t, nil)
 	opts := []responsestore.Option{responsestore.WithKMS(m.kms, m.keyID), responsestore.WithFunctionName("orders")}
@@ -223,6 +226,7 @@ func mustGet(t *testing.T, s idempotency.Store, key string) *idempotency.Record 
 // The writes a handler stages with dynamo.Stage are committed with the
 // record through the wrapper, which keeps the DynamoDB store's Invoker.
 func TestStagedWritesThroughWrapper(t *testing.T) {
+	t.Parallel()
 	m := newMoto(t)
 	ledger := resourceName(t)
 	if err := dynamo.CreateTable(t.Context(), m.ddb, func(o *dynamo.Options) { o.TableName = ledger }); err != nil {
@@ -253,6 +257,7 @@ func TestStagedWritesThroughWrapper(t *testing.T) {
 // The bucket's lifecycle rule of docs/large-and-sensitive-responses.md,
 // as the API takes it.
 func TestLifecycleRule(t *testing.T) {
+	t.Parallel()
 	m := newMoto(t)
 	_, err := m.s3.PutBucketLifecycleConfiguration(t.Context(), &s3.PutBucketLifecycleConfigurationInput{
 		Bucket: aws.String(m.bucket),

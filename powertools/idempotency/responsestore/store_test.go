@@ -52,6 +52,7 @@ func mustNew(t testing.TB, inner idempotency.Store, opts ...responsestore.Option
 // The conformance suite, UNCERTAIN cases included, over the wrapped
 // in-memory store, under every configuration.
 func TestConformanceMemory(t *testing.T) {
+	t.Parallel()
 	for _, c := range configs(newMemS3(), newMemKMS("key-1")) {
 		t.Run(c.name, func(t *testing.T) {
 			idempotencytest.TestStore(t, func(t *testing.T) idempotency.Store {
@@ -126,6 +127,7 @@ func jsonOf(n int, random bool) []byte {
 // What the inner store keeps, and what comes back, for responses of
 // several kinds under each option.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	responses := map[string][]byte{
 		"small-json":   []byte(`{"ok":true}`),
 		"large-json":   jsonOf(500_000, false),
@@ -165,6 +167,7 @@ func TestRoundTrip(t *testing.T) {
 // Records written before the store was used, plain responses, stay
 // readable under every option.
 func TestReadsRecordsWrittenBefore(t *testing.T) {
+	t.Parallel()
 	for _, c := range configs(newMemS3(), newMemKMS("key-1")) {
 		t.Run(c.name, func(t *testing.T) {
 			inner := idempotencytest.NewStore()
@@ -177,6 +180,7 @@ func TestReadsRecordsWrittenBefore(t *testing.T) {
 }
 
 func TestCompressionKeptOnlyWhenSmaller(t *testing.T) {
+	t.Parallel()
 	inner := idempotencytest.NewStore()
 	s := mustNew(t, inner, responsestore.WithCompression(100))
 	short := []byte(`{"id":1}`)
@@ -204,6 +208,7 @@ func TestCompressionKeptOnlyWhenSmaller(t *testing.T) {
 // Offloading: over the threshold only, and, below it, when the inner store
 // refuses the record as too large.
 func TestOffload(t *testing.T) {
+	t.Parallel()
 	t.Run("threshold", func(t *testing.T) {
 		s3 := newMemS3()
 		inner := idempotencytest.NewStore()
@@ -267,6 +272,7 @@ func TestOffload(t *testing.T) {
 // object: the object an earlier attempt's record points to is never
 // replaced.
 func TestRetriedCompleteKeepsEarlierObject(t *testing.T) {
+	t.Parallel()
 	s3 := newMemS3()
 	inner := idempotencytest.NewStore()
 	s := mustNew(t, inner, responsestore.WithS3(s3, "b"), responsestore.WithOffloadThreshold(0),

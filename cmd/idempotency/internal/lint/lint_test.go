@@ -14,6 +14,7 @@ import (
 // DynamoDB store writes the expiry (the option functions see the
 // defaults).
 func TestExpiryAttrIsTheStores(t *testing.T) {
+	t.Parallel()
 	var attr string
 	_, err := dynamo.New(dynamodb.New(dynamodb.Options{}), func(o *dynamo.Options) {
 		attr, o.TableName = o.ExpiryAttr, "any"
@@ -27,6 +28,7 @@ func TestExpiryAttrIsTheStores(t *testing.T) {
 }
 
 func TestDuration(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		96 * time.Hour: "96h", 90 * time.Minute: "90m", 45 * time.Second: "45s", 1500 * time.Millisecond: "1.5s",
 	} {
@@ -39,6 +41,7 @@ func TestDuration(t *testing.T) {
 // TestFindingsNameTheResource: each finding's String starts with the
 // logical ID and the rule, and ends with the fix.
 func TestFindingsNameTheResource(t *testing.T) {
+	t.Parallel()
 	tmpl, err := template.Parse([]byte(`
 Resources:
   Queue:

@@ -63,6 +63,7 @@ func parse(t *testing.T) *Template {
 }
 
 func TestRef(t *testing.T) {
+	t.Parallel()
 	tmpl := parse(t)
 	want := []string{"Table ", "Table Arn", "Table StreamArn", "Table ", "Table Arn", "Table Arn", "Table Arn", "Table ", " ", " ", " "}
 	for i, n := range tmpl.Resource("Refs").Properties.Content {
@@ -74,6 +75,7 @@ func TestRef(t *testing.T) {
 }
 
 func TestString(t *testing.T) {
+	t.Parallel()
 	tmpl := parse(t)
 	for _, tt := range []struct {
 		yaml string
@@ -101,6 +103,7 @@ func TestString(t *testing.T) {
 }
 
 func TestFunction(t *testing.T) {
+	t.Parallel()
 	tmpl := parse(t)
 	fn := tmpl.Function("Fn")
 	env := fn.Env()
@@ -128,6 +131,7 @@ func TestFunction(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{"", "[1, 2]", "Resources: [a]", "Resources:\n  - a", "AWSTemplateFormatVersion: x", "{"} {
 		if _, err := Parse([]byte(raw)); err == nil {
 			t.Errorf("Parse(%q) = nil error", raw)
@@ -136,6 +140,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestDeclared(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		metadata string
 		want     string // the entries, or an error's text
