@@ -11,6 +11,7 @@ import (
 )
 
 func TestLocalCache(t *testing.T) {
+	t.Parallel()
 	const event = `{"order_id":"o-1","amount":5}`
 	const response = `{"order_id":"o-1","charged":5}`
 
@@ -125,6 +126,7 @@ func TestLocalCache(t *testing.T) {
 }
 
 func TestReplayHook(t *testing.T) {
+	t.Parallel()
 	var got []*idempotency.Record
 	var returned bool
 	hook := func(ctx context.Context, out receipt, rec *idempotency.Record) (receipt, error) {
@@ -147,6 +149,7 @@ func TestReplayHook(t *testing.T) {
 }
 
 func TestKeyFromContext(t *testing.T) {
+	t.Parallel()
 	var keys []string
 	var oks []bool
 	fn := func(ctx context.Context, o order) (receipt, error) {

@@ -44,6 +44,7 @@ func commitErr(state idempotency.CommitState, err error) error {
 // TestCommittingStore checks what the middleware does with each answer of
 // a store that commits staged writes with the record.
 func TestCommittingStore(t *testing.T) {
+	t.Parallel()
 	userErr := errors.New("store: staged write 0 refused")
 	tests := []struct {
 		name        string
@@ -96,6 +97,7 @@ func (formerInvoker) NewInvocation(ctx context.Context) context.Context { return
 // Invoker's former name would commit none of the writes its handler
 // stages; building a wrapper over it fails, naming the new one.
 func TestFormerInvokerRefused(t *testing.T) {
+	t.Parallel()
 	fn := func(context.Context, string) (string, error) { return "", nil }
 	_, err := idempotency.New(formerInvoker{idempotencytest.NewStore()}, fn, idempotency.WithKeyPrefix("p"))
 	ce, ok := errors.AsType[*idempotency.ConfigError](err)

@@ -152,6 +152,7 @@ func TestCompatibilityInContext(t *testing.T) {
 // text it hashes: they would share a key. In TypeScript mode each is
 // refused before any store call; the other formats key them apart.
 func TestTypeScriptProtoRefused(t *testing.T) {
+	t.Parallel()
 	events := []string{`{"order":{"id":"a","__proto__":1}}`, `{"order":{"id":"a","__proto__":2}}`}
 	var e echo
 	h := idempotency.Wrap(untouchedStore{t}, e.handle, idempotency.WithKeyPrefix(prefix),

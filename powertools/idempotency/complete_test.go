@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -34,6 +35,7 @@ func (s *flakyCompleteStore) Complete(ctx context.Context, rec *idempotency.Reco
 // pass is tried again while the lease leaves time, so that a passing fault
 // does not leave the key to run the effect again once the lease ends.
 func TestCompleteRetried(t *testing.T) {
+	t.Parallel()
 	errDown := errors.New("throttled")
 	lost := fmt.Errorf("fake: token differs: %w", idempotency.ErrLeaseLost)
 	tests := []struct {
@@ -55,7 +57,7 @@ func TestCompleteRetried(t *testing.T) {
 			mem := idempotencytest.NewStore()
 			store := &flakyCompleteStore{Store: mem, failures: tc.failures, err: tc.err}
 			start := time.Now()
-			logs := &logRecorder{}
+			logs := &fake.Log{}
 			var runs atomic.Int32
 			h := idempotency.Wrap(store, func(_ context.Context, o order) (receipt, error) {
 				runs.Add(1)
@@ -79,8 +81,8 @@ func TestCompleteRetried(t *testing.T) {
 			if err != nil || rec.Status != tc.wantStatus {
 				t.Fatalf("record = %+v, %v; want status %s", rec, err, tc.wantStatus)
 			}
-			if got := len(logs.at(slog.LevelError)) == 1; got != tc.wantErrorLog {
-				t.Errorf("error logged: %v, want %v (%+v)", got, tc.wantErrorLog, logs.at(slog.LevelError))
+			if got := len(logs.At(slog.LevelError)) == 1; got != tc.wantErrorLog {
+				t.Errorf("error logged: %v, want %v (%+v)", got, tc.wantErrorLog, logs.At(slog.LevelError))
 			}
 			// A duplicate within the lease, a later invocation with a
 			// deadline of its own: the replay once stored, else

@@ -13,6 +13,7 @@ import (
 )
 
 func TestConcurrentDuplicatesRunTheHandlerOnce(t *testing.T) {
+	t.Parallel()
 	const n = 100
 	var runs atomic.Int32
 	release := make(chan struct{})
@@ -81,6 +82,7 @@ wait:
 }
 
 func TestConcurrentDistinctKeys(t *testing.T) {
+	t.Parallel()
 	var runs atomic.Int32
 	fn := func(ctx context.Context, o order) (receipt, error) {
 		runs.Add(1)

@@ -16,6 +16,7 @@ type outerKey struct{}
 // caller are visible, and the caller's cancellation, with its cause,
 // reaches contexts the handler derives from it.
 func TestHandlerContextIsTheInvocations(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("caller gave up")
 	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), outerKey{}, "outer"))
 	defer cancel(nil)
@@ -45,6 +46,7 @@ func TestHandlerContextIsTheInvocations(t *testing.T) {
 // middleware completes the record: fire-and-forget logging, say. Run with
 // -race, which reported the key's record being rewritten under the read.
 func TestKeyFromContextAfterTheHandler(t *testing.T) {
+	t.Parallel()
 	read := make(chan string)
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(ctx context.Context, _ struct{}) (string, error) {
 		go func() {

@@ -30,6 +30,7 @@ func (s *slowCompleteStore) Complete(ctx context.Context, rec *idempotency.Recor
 // way: the write is still made, so that a duplicate gets the replay and
 // the handler does not run twice.
 func TestDeadlinePassesDuringComplete(t *testing.T) {
+	t.Parallel()
 	store := &slowCompleteStore{Store: idempotencytest.NewStore(), delay: 500 * time.Millisecond}
 	runs := 0
 	h := idempotency.Wrap(store, func(context.Context, map[string]string) (string, error) {

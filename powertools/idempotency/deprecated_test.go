@@ -18,6 +18,7 @@ import (
 // same metrics document), and that a mistake in one is still a
 // *ConfigError naming it.
 func TestDeprecatedOptionsAsBefore(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	handler := func(_ context.Context, o order) (receipt, error) { return receipt{OrderID: o.OrderID}, nil }
 	build := func(opts ...idempotency.Option) (*idempotency.Handler, error) {

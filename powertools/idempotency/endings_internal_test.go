@@ -21,6 +21,7 @@ import (
 // HTTP adapter's answer that the documentation gives that error; an
 // error that reaches callers only inside another has that one's.
 func TestEndingsTable(t *testing.T) {
+	t.Parallel()
 	rows := map[string][]ending{}
 	for _, e := range endings {
 		name := e.err.Elem().Name()
@@ -65,6 +66,7 @@ func TestEndingsTable(t *testing.T) {
 // TestMetricNames holds each outcome's metric to docs/operations.md's
 // table of metrics.
 func TestMetricNames(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)

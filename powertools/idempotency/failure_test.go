@@ -19,6 +19,7 @@ type userError struct{ code int }
 func (e *userError) Error() string { return "user error" }
 
 func TestHandlerErrorIsReturnedUnchanged(t *testing.T) {
+	t.Parallel()
 	want := &userError{code: 7}
 	f := newFixture(t, func(context.Context, order) (receipt, error) { return receipt{}, want })
 	_, err := f.invoke(t, `{"order_id":"o-1"}`)
@@ -34,6 +35,7 @@ func TestHandlerErrorIsReturnedUnchanged(t *testing.T) {
 }
 
 func TestPanicReleasesAndRepanics(t *testing.T) {
+	t.Parallel()
 	type panicValue struct{ msg string }
 	value := &panicValue{"kaboom"}
 	f := newFixture(t, func(context.Context, order) (receipt, error) { panic(value) })
@@ -55,6 +57,7 @@ func TestPanicReleasesAndRepanics(t *testing.T) {
 }
 
 func TestStoreFailures(t *testing.T) {
+	t.Parallel()
 	errDown := errors.New("store down")
 	corrupted := &idempotency.CorruptedRecordError{Key: keyOf("o-1"), Reason: "garbage"}
 	const event = `{"order_id":"o-1","amount":2}`
@@ -127,8 +130,8 @@ func TestStoreFailures(t *testing.T) {
 			if f.calls.Load() != tc.wantRuns {
 				t.Errorf("handler ran %d times, want %d", f.calls.Load(), tc.wantRuns)
 			}
-			errs := f.logs.at(slog.LevelError)
-			if tc.wantError != (len(errs) == 1 && errs[0].attrs["key"] == keyOf("o-1")) {
+			errs := f.logs.At(slog.LevelError)
+			if tc.wantError != (len(errs) == 1 && errs[0].Attr("key") == keyOf("o-1")) {
 				t.Errorf("error logs %+v, want an error log naming the key: %v", errs, tc.wantError)
 			}
 		})
@@ -138,6 +141,7 @@ func TestStoreFailures(t *testing.T) {
 var errBoom = errors.New("boom")
 
 func TestStoreReportingExpiredRecordsAsLive(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	store := &staleStore{Store: f.store}
 	h := idempotency.Wrap(store, func(context.Context, order) (receipt, error) {
@@ -155,6 +159,7 @@ func TestStoreReportingExpiredRecordsAsLive(t *testing.T) {
 }
 
 func TestResponseTooLargeToStore(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	big := strings.Repeat("x", 100)
 	store := &tooLargeStore{Store: f.store, limit: 64}
@@ -179,10 +184,10 @@ func TestResponseTooLargeToStore(t *testing.T) {
 		t.Errorf("records %+v, want one COMPLETE record with the response omitted", recs)
 	}
 	var warned bool
-	for _, w := range f.logs.at(slog.LevelWarn) {
+	for _, w := range f.logs.At(slog.LevelWarn) {
 		// The store's reason is in the warning: other than the item
 		// limit, it may be a wrapper's offload that failed.
-		warned = warned || w.attrs["key"] == keyOf("o-1") && strings.Contains(w.attrs["error"], "item of 102 bytes")
+		warned = warned || w.Attr("key") == keyOf("o-1") && strings.Contains(w.Attr("error"), "item of 102 bytes")
 	}
 	if !warned {
 		t.Errorf("want a warning naming the key whose response was omitted, and why")
@@ -190,6 +195,7 @@ func TestResponseTooLargeToStore(t *testing.T) {
 }
 
 func TestUnencodableResponseCompletesWithoutResponse(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	h := idempotency.Wrap(f.store, func(_ context.Context, o order) (func(), error) {
 		f.calls.Add(1)
@@ -206,6 +212,7 @@ func TestUnencodableResponseCompletesWithoutResponse(t *testing.T) {
 }
 
 func TestZeroHandler(t *testing.T) {
+	t.Parallel()
 	var h idempotency.Handler
 	if _, err := h.Invoke(context.Background(), []byte(`{}`)); !errors.As(err, new(*idempotency.ConfigError)) {
 		t.Errorf("zero Handler: err = %v, want ErrConfig", err)
@@ -215,6 +222,7 @@ func TestZeroHandler(t *testing.T) {
 // TestPersistenceErrorNamesTheKeyOnce: a store's error that names the key
 // already (dynamo's and redis's do) is not prefixed with it again.
 func TestPersistenceErrorNamesTheKeyOnce(t *testing.T) {
+	t.Parallel()
 	const key = `orders#ab"c`
 	for _, tc := range []struct {
 		cause error

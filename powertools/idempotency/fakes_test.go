@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -19,71 +18,11 @@ func isA[E error](err error) bool {
 	return ok
 }
 
-// fakeClock is a clock a test moves by hand. It starts at the real time, on
-// a whole second, so that context deadlines derived from it are in the
+// newFakeClock is a clock a test moves by hand. It starts at the real time,
+// on a whole second, so that context deadlines derived from it are in the
 // future for the real clock that package context uses.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Now().Truncate(time.Second)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// logRecorder is a slog.Handler that keeps what was logged, so that tests
-// can check that a warning or an error was logged with its key.
-type logRecorder struct {
-	mu      sync.Mutex
-	entries []logEntry
-}
-
-type logEntry struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	e := logEntry{level: rec.Level, msg: rec.Message, attrs: map[string]string{}}
-	rec.Attrs(func(a slog.Attr) bool {
-		e.attrs[a.Key] = a.Value.String()
-		return true
-	})
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.entries = append(r.entries, e)
-	return nil
-}
-
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
-
-// at returns the entries logged at level.
-func (r *logRecorder) at(level slog.Level) []logEntry {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []logEntry
-	for _, e := range r.entries {
-		if e.level == level {
-			out = append(out, e)
-		}
-	}
-	return out
+func newFakeClock() *fake.Clock {
+	return fake.NewClock(time.Now().Truncate(time.Second))
 }
 
 // tooLargeStore refuses to complete a record whose response is longer than

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -44,8 +45,8 @@ func hashOf(n string) string {
 // the handler's calls.
 type fixture struct {
 	store *idempotencytest.Store
-	clock *fakeClock
-	logs  *logRecorder
+	clock *fake.Clock
+	logs  *fake.Log
 	calls atomic.Int32
 	h     *idempotency.Handler
 }
@@ -54,7 +55,7 @@ type fixture struct {
 // and handler, when non-nil, replaces the default handler.
 func newFixture(t *testing.T, handler func(context.Context, order) (receipt, error), opts ...idempotency.Option) *fixture {
 	t.Helper()
-	f := &fixture{store: idempotencytest.NewStore(), clock: newFakeClock(), logs: &logRecorder{}}
+	f := &fixture{store: idempotencytest.NewStore(), clock: newFakeClock(), logs: &fake.Log{}}
 	fn := func(ctx context.Context, o order) (receipt, error) {
 		f.calls.Add(1)
 		if handler != nil {
@@ -86,6 +87,7 @@ func (f *fixture) invoke(t *testing.T, event string) ([]byte, error) {
 }
 
 func TestFlows(t *testing.T) {
+	t.Parallel()
 	errBoom := errors.New("boom")
 	isBoom := func(err error) bool { return errors.Is(err, errBoom) }
 	const event = `{"order_id":"o-1","amount":5}`
@@ -266,6 +268,7 @@ func TestFlows(t *testing.T) {
 }
 
 func TestUndecodableEventReleasesTheKey(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	_, err := f.invoke(t, `{"order_id":"o-1","amount":"five"}`)
 	var typeErr *json.UnmarshalTypeError
@@ -281,6 +284,7 @@ func TestUndecodableEventReleasesTheKey(t *testing.T) {
 }
 
 func TestInProgressErrorCarriesKeyAndLeaseEnd(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	leaseEnd := f.clock.Now().Add(30 * time.Second)
 	f.store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusInProgress,
@@ -293,6 +297,7 @@ func TestInProgressErrorCarriesKeyAndLeaseEnd(t *testing.T) {
 }
 
 func TestPayloadConflictErrorCarriesHashes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, idempotency.WithPayloadValidation("amount"))
 	f.invoke(t, `{"order_id":"o-1","amount":5}`)
 	_, err := f.invoke(t, `{"order_id":"o-1","amount":6}`)

@@ -23,6 +23,7 @@ type chargeResult struct {
 }
 
 func TestWrapFunc(t *testing.T) {
+	t.Parallel()
 	t.Run("keyed on the whole argument", func(t *testing.T) {
 		store := idempotencytest.NewStore()
 		runs := 0
@@ -109,6 +110,7 @@ func TestWrapFunc(t *testing.T) {
 }
 
 func TestWrapFuncInsideHandlerSeesItsOwnKey(t *testing.T) {
+	t.Parallel()
 	store := idempotencytest.NewStore()
 	var inner []string
 	ship := idempotency.WrapFunc("ship", store, func(ctx context.Context, c charge) (int, error) {

@@ -76,6 +76,7 @@ var unhex = jmespath.Function{
 // would write as U+FFFD, giving the two one key. Each is refused before
 // any store call, as the library refuses such text everywhere else.
 func TestFunctionTextNotUTF8Refused(t *testing.T) {
+	t.Parallel()
 	for _, compat := range []idempotency.Compatibility{idempotency.OwnFormat, idempotency.PowertoolsPython, idempotency.PowertoolsTypeScript} {
 		for _, expr := range []string{"unhex(id)", "[unhex(id)]", "{k: unhex(id)}"} {
 			t.Run(compat.String()+" "+expr, func(t *testing.T) {

@@ -46,6 +46,7 @@ type wrapperOnly struct{ time.Time }
 // aws-lambda-go's SecondsEpochTime, which embeds time.Time and declares
 // its own MarshalJSON, is not.
 func TestWrapFuncPromotedMarshaller(t *testing.T) {
+	t.Parallel()
 	refused := []struct {
 		name string
 		try  func() error
@@ -109,6 +110,7 @@ func identity[T any](_ context.Context, v T) (string, error) { return "ok", nil 
 // interface value as "aGk=", as it writes that string: the two arguments
 // shared a key. A []byte held in an interface value is refused now.
 func TestWrapFuncBytesInAny(t *testing.T) {
+	t.Parallel()
 	type arg struct{ Data any }
 	runs := 0
 	f, err := newFunc("f", idempotencytest.NewStore(), func(_ context.Context, a arg) (string, error) {
@@ -171,6 +173,7 @@ type floatKeys map[float64]string
 // float64. A result type that cannot come back from JSON as the function
 // returned it is refused when the function is wrapped.
 func TestWrapFuncResultTypes(t *testing.T) {
+	t.Parallel()
 	store := idempotencytest.NewStore()
 	refused := map[string]func() error{
 		"an error field": func() error { _, err := newFunc("f", store, resultOf[withError]); return err },
@@ -230,6 +233,7 @@ func resultOf[T any](context.Context, int) (T, error) {
 // DynamoDBAttributeValue marshals itself) keeps working: a redelivered
 // batch runs no record again.
 func TestWrapFuncPerStreamRecord(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := idempotencytest.NewStore()
 	runs := map[string]int{}

@@ -16,6 +16,7 @@ import (
 var _ lambda.Handler = (*idempotency.Handler)(nil)
 
 func TestResponseBytesMatchAWSLambdaGo(t *testing.T) {
+	t.Parallel()
 	// aws-lambda-go encodes responses without HTML escaping; wrapping a
 	// handler must not change its bytes.
 	fn := func(context.Context, struct{}) (map[string]string, error) {
@@ -55,6 +56,7 @@ func (*countingPart) UnmarshalJSON([]byte) error {
 }
 
 func TestReplayDoesNotDecodeTheEvent(t *testing.T) {
+	t.Parallel()
 	eventDecodes.Store(0)
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(context.Context, countingEvent) (string, error) {
 		return "ok", nil
@@ -73,6 +75,7 @@ func TestReplayDoesNotDecodeTheEvent(t *testing.T) {
 // Invoke writes for the same event, and Invoke's errors for events it
 // refuses, without touching the store.
 func TestKeyOf(t *testing.T) {
+	t.Parallel()
 	store := idempotencytest.NewStore()
 	build := func(opts ...idempotency.Option) *idempotency.Handler {
 		return idempotency.Wrap(store, func(_ context.Context, o order) (receipt, error) { return receipt{OrderID: o.OrderID}, nil },

@@ -55,6 +55,7 @@ func (s untouchedStore) Get(context.Context, string) (*idempotency.Record, error
 // another number is refused, in the key and in the validated payload, at
 // any depth, with the expression, the mode, the path and the number.
 func TestInexactNumbersRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		modes      []idempotency.Compatibility
@@ -112,6 +113,7 @@ func TestInexactNumbersRefused(t *testing.T) {
 // payload hashes they had before numbers were checked: the MD5 of the
 // text each runtime writes for them.
 func TestExactNumbersKeyed(t *testing.T) {
+	t.Parallel()
 	md5hex := func(s string) string { sum := md5.Sum([]byte(s)); return hex.EncodeToString(sum[:]) }
 	md5b64 := func(s string) string { sum := md5.Sum([]byte(s)); return base64.StdEncoding.EncodeToString(sum[:]) }
 	tests := []struct {
@@ -181,6 +183,7 @@ func TestExactNumbersKeyed(t *testing.T) {
 // A function wrapper's argument is what json.Marshal writes: a float64 is
 // always exact, an int64 past 2^53 is refused in TypeScript mode alone.
 func TestInexactNumbersInFunctionArguments(t *testing.T) {
+	t.Parallel()
 	type order struct {
 		ID     int64
 		Amount float64
@@ -221,6 +224,7 @@ func TestInexactNumbersInFunctionArguments(t *testing.T) {
 // before any store call, naming the mode and the number, in every format
 // (the own format's encoding/json refuses infinities too).
 func TestInfinitiesRefused(t *testing.T) {
+	t.Parallel()
 	for _, compat := range append([]idempotency.Compatibility{idempotency.OwnFormat}, modes...) {
 		for _, validation := range []string{"sum(amounts)", "[sum(amounts), currency]", "{total: sum(amounts)}", "avg([sum(amounts), `1`])"} {
 			t.Run(compat.String()+" "+validation, func(t *testing.T) {

@@ -162,6 +162,7 @@ func TestWaitReadsGrowWithTheLogOfTheWait(t *testing.T) {
 // completing, as each policy writes it, and sends a duplicate after its
 // deadline.
 func TestAbandonPolicies(t *testing.T) {
+	t.Parallel()
 	const event = `{"order_id":"o-1","amount":5}`
 	errUnknown := errors.New("the provider does not answer")
 	tests := []struct {
@@ -244,6 +245,7 @@ func TestAbandonPolicies(t *testing.T) {
 // WithLeaseBeyondDeadline) under retry, at the expiry under the others,
 // which keep the deadline.
 func TestAbandonPolicyRecords(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		opts         []idempotency.Option
@@ -304,6 +306,7 @@ func TestAbandonPolicyConfig(t *testing.T) {
 // so there is nothing to conflict with yet. Once it completes without a
 // hash, the completed record conflicts, as docs/errors.md says.
 func TestInProgressWithoutPayloadHash(t *testing.T) {
+	t.Parallel()
 	store := idempotencytest.NewStore()
 	now := time.Now()
 	store.Put(&idempotency.Record{Key: keyOf("o-1"), Status: idempotency.StatusInProgress, Expiry: now.Add(time.Hour), LeaseEnd: now.Add(time.Minute), LeaseToken: "seeded"})

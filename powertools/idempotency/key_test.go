@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -21,6 +22,7 @@ func (e *echo) handle(_ context.Context, in json.RawMessage) (json.RawMessage, e
 }
 
 func TestMissingKeyRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		value   string // the "k" field of the event; "" leaves it out
@@ -74,7 +76,8 @@ func TestMissingKeyRules(t *testing.T) {
 }
 
 func TestMissingKeyNotRequiredWarns(t *testing.T) {
-	logs := &logRecorder{}
+	t.Parallel()
+	logs := &fake.Log{}
 	var e echo
 	store := idempotencytest.NewStore()
 	h := idempotency.Wrap(store, e.handle, idempotency.WithKeyPrefix("p"), idempotency.WithEventKey("k"),
@@ -87,7 +90,7 @@ func TestMissingKeyNotRequiredWarns(t *testing.T) {
 	if e.calls != 2 {
 		t.Errorf("handler ran %d times, want 2: without a key there is no idempotency", e.calls)
 	}
-	if got := len(logs.at(slog.LevelWarn)); got != 2 {
+	if got := len(logs.At(slog.LevelWarn)); got != 2 {
 		t.Errorf("%d warnings, want one per invocation", got)
 	}
 	if c := store.Counts(); c != (idempotencytest.Counts{}) {
@@ -96,6 +99,7 @@ func TestMissingKeyNotRequiredWarns(t *testing.T) {
 }
 
 func TestKeyIndependentOfFieldOrderAndWhitespace(t *testing.T) {
+	t.Parallel()
 	events := []string{
 		`{"a":1,"b":{"x":[1,2],"y":"z"}}`,
 		`{"b":{"y":"z","x":[1,2]},"a":1}`,
@@ -122,6 +126,7 @@ func TestKeyIndependentOfFieldOrderAndWhitespace(t *testing.T) {
 }
 
 func TestKeyFormat(t *testing.T) {
+	t.Parallel()
 	store := idempotencytest.NewStore()
 	h := idempotency.Wrap(store, (&echo{}).handle, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"))
 	if _, err := h.Invoke(context.Background(), []byte(`{"order_id":"o-1"}`)); err != nil {
@@ -134,6 +139,7 @@ func TestKeyFormat(t *testing.T) {
 }
 
 func TestNumbersKeptAsWritten(t *testing.T) {
+	t.Parallel()
 	var e echo
 	h := idempotency.Wrap(idempotencytest.NewStore(), e.handle, idempotency.WithKeyPrefix("p"), idempotency.WithEventKey("n"))
 	for _, ev := range []string{`{"n":1}`, `{"n":1.0}`, `{"n":1}`} {
@@ -150,6 +156,7 @@ func TestNumbersKeptAsWritten(t *testing.T) {
 // path absent is no key: keyed on the customer alone, a customer's second
 // order would get the first one's response.
 func TestMultiSelectKeyWithAbsentPath(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		expr     string
 		required bool

@@ -30,6 +30,7 @@ func leaseRecorder(t *testing.T, opts ...idempotency.Option) (*fixture, *[]time.
 }
 
 func TestLeaseEndsAtTheContextDeadline(t *testing.T) {
+	t.Parallel()
 	f, seen := leaseRecorder(t)
 	deadline := f.clock.Now().Add(42 * time.Second)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -40,12 +41,13 @@ func TestLeaseEndsAtTheContextDeadline(t *testing.T) {
 	if len(*seen) != 1 || !(*seen)[0].Equal(deadline) {
 		t.Errorf("lease ends %v, want the deadline %v", *seen, deadline)
 	}
-	if w := f.logs.at(slog.LevelWarn); len(w) != 0 {
+	if w := f.logs.At(slog.LevelWarn); len(w) != 0 {
 		t.Errorf("warnings %+v, want none with a deadline", w)
 	}
 }
 
 func TestLeaseWithoutDeadlineWarnsOnce(t *testing.T) {
+	t.Parallel()
 	f, seen := leaseRecorder(t, idempotency.WithLease(90*time.Second))
 	for _, id := range []string{"a", "b"} {
 		if _, err := f.h.Invoke(context.Background(), []byte(`{"order_id":"`+id+`"}`)); err != nil {
@@ -61,7 +63,7 @@ func TestLeaseWithoutDeadlineWarnsOnce(t *testing.T) {
 			t.Errorf("lease ends %v, want now + WithLease = %v", got, want)
 		}
 	}
-	if got := len(f.logs.at(slog.LevelWarn)); got != 1 {
+	if got := len(f.logs.At(slog.LevelWarn)); got != 1 {
 		t.Errorf("%d warnings, want one per Handler", got)
 	}
 }
@@ -71,6 +73,7 @@ func TestLeaseWithoutDeadlineWarnsOnce(t *testing.T) {
 // lease lost, returns its result anyway, logs an error with the key, and
 // leaves the new owner's record alone.
 func TestLeaseTakeover(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	started, finish := make(chan struct{}), make(chan struct{})
 	slow := idempotency.Wrap(f.store, func(ctx context.Context, o order) (receipt, error) {
@@ -103,8 +106,8 @@ func TestLeaseTakeover(t *testing.T) {
 	if got.err != nil || string(got.resp) != `{"order_id":"slow","charged":0}` {
 		t.Errorf("stale invocation: %s, %v; want its own result", got.resp, got.err)
 	}
-	errs := f.logs.at(slog.LevelError)
-	if len(errs) != 1 || errs[0].attrs["key"] != keyOf("o-1") {
+	errs := f.logs.At(slog.LevelError)
+	if len(errs) != 1 || errs[0].Attr("key") != keyOf("o-1") {
 		t.Errorf("error logs %+v, want one naming the key", errs)
 	}
 	recs := f.store.Records()
@@ -128,6 +131,7 @@ func (s ownTokenStore) Acquire(ctx context.Context, rec *idempotency.Record, now
 }
 
 func TestOwnLeaseTokenCarriesOn(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	h := idempotency.Wrap(ownTokenStore{f.store}, func(ctx context.Context, o order) (receipt, error) {
 		f.calls.Add(1)
@@ -143,6 +147,7 @@ func TestOwnLeaseTokenCarriesOn(t *testing.T) {
 // documents: a response is replayed for that long after the handler ends,
 // however long the handler ran.
 func TestExpiryCountsFromTheEndOfTheHandler(t *testing.T) {
+	t.Parallel()
 	var f *fixture
 	f = newFixture(t, func(context.Context, order) (receipt, error) {
 		f.clock.Advance(10 * time.Minute)

@@ -16,6 +16,7 @@ import (
 // another answer or a record. The event below has an order_id that a
 // search trusting the event would find, after a broken literal.
 func TestMalformedEvent(t *testing.T) {
+	t.Parallel()
 	const malformed = `{"amount": tru, "order_id":"o-1"}`
 	const valid = `{"order_id":"o-1","amount":5}`
 	tests := []struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/internal/testing/emftest"
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
@@ -92,7 +93,7 @@ func TestMetricsOutcomes(t *testing.T) {
 			if tc.store != nil {
 				store = tc.store(mem, clock.Now())
 			}
-			out, logs := &writes{}, &logRecorder{}
+			out, logs := &writes{}, &fake.Log{}
 			var observed []idempotency.Observation
 			opts := append([]idempotency.Option{
 				idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { observed = append(observed, o) }),
@@ -106,7 +107,7 @@ func TestMetricsOutcomes(t *testing.T) {
 			}
 			clock.Advance(time.Minute)
 			out.reset()
-			logs.reset()
+			logs.Reset()
 			observed = nil
 
 			_, err := h.Invoke(context.Background(), []byte(tc.event))
@@ -137,9 +138,9 @@ func TestMetricsOutcomes(t *testing.T) {
 				t.Errorf("the document holds the key's hash: %s", docs[0])
 			}
 
-			var records []logEntry
-			for _, e := range logs.all() {
-				if e.msg == "idempotency: invocation" {
+			var records []fake.Entry
+			for _, e := range logs.Entries() {
+				if e.Message == "idempotency: invocation" {
 					records = append(records, e)
 				}
 			}
@@ -147,11 +148,11 @@ func TestMetricsOutcomes(t *testing.T) {
 				t.Fatalf("%d outcome records logged, want 1", len(records))
 			}
 			r := records[0]
-			if r.level != tc.level || r.attrs["outcome"] != string(tc.want) || r.attrs["key_prefix"] != prefix || r.attrs["key"] != observed[0].Key {
+			if r.Level != tc.level || r.Attr("outcome") != string(tc.want) || r.Attr("key_prefix") != prefix || r.Attr("key") != observed[0].Key {
 				t.Errorf("logged %+v, want level %v, outcome %s, key_prefix %s, key %q", r, tc.level, tc.want, prefix, observed[0].Key)
 			}
-			if _, ok := r.attrs["error"]; ok != (err != nil) {
-				t.Errorf("logged error %q for the caller's error %v", r.attrs["error"], err)
+			if _, ok := r.Attrs["error"]; ok != (err != nil) {
+				t.Errorf("logged error %v for the caller's error %v", r.Attrs["error"], err)
 			}
 		})
 	}
@@ -161,6 +162,7 @@ func TestMetricsOutcomes(t *testing.T) {
 // handler's included, and the age of a replayed response, on the wrapper's
 // clock.
 func TestMetricsValues(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	out := &writes{}
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(_ context.Context, o order) (receipt, error) {
@@ -196,6 +198,7 @@ func TestMetricsValues(t *testing.T) {
 // is not safe for concurrent use: each gets one whole document, in one
 // Write, and the race detector sees no two at once.
 func TestMetricsConcurrent(t *testing.T) {
+	t.Parallel()
 	out := &unsafeWrites{}
 	h := idempotency.Wrap(idempotencytest.NewStore(), func(_ context.Context, o order) (receipt, error) {
 		return receipt{OrderID: o.OrderID}, nil
@@ -305,18 +308,6 @@ func (w *writes) lines(t *testing.T) [][]byte {
 		t.Fatalf("the output does not end in a newline: %q", w.buf.String())
 	}
 	return emftest.Documents(w.buf.Bytes())
-}
-
-func (r *logRecorder) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.entries = nil
-}
-
-func (r *logRecorder) all() []logEntry {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]logEntry(nil), r.entries...)
 }
 
 // unsafeWrites records each Write call, without a lock.

@@ -6,6 +6,7 @@ import (
 )
 
 func TestMissing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		v    any

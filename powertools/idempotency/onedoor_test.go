@@ -119,6 +119,7 @@ var doorEntries = []struct {
 }
 
 func TestOneDoor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		key        string // relative to the document
@@ -208,6 +209,7 @@ func TestOneDoor(t *testing.T) {
 // TestOneDoorReplays checks the other side of the one door: every entry
 // point keys a well-formed document, and a duplicate of it is replayed.
 func TestOneDoorReplays(t *testing.T) {
+	t.Parallel()
 	for _, entry := range doorEntries {
 		t.Run(entry.name, func(t *testing.T) {
 			store := idempotencytest.NewStore()
@@ -291,6 +293,7 @@ func TestDecodeLimit(t *testing.T) {
 }
 
 func TestDecodeLimitNotAboveZero(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{-1} {
 		_, err := idempotency.New(idempotencytest.NewStore(), func(context.Context, json.RawMessage) (string, error) { return "", nil },
 			idempotency.WithKeyPrefix("p"), idempotency.WithJMESPath(jmespath.WithDecodeLimit(n)))

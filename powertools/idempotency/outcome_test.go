@@ -18,6 +18,7 @@ import (
 // the handler counts its own calls), and that an error the middleware
 // makes is exactly one of the package's error types (docs/errors.md).
 func TestObserverOutcomes(t *testing.T) {
+	t.Parallel()
 	errDeclined := errors.New("declined")
 	calls := 0
 	handler := func(_ context.Context, o order) (receipt, error) {
@@ -143,6 +144,7 @@ func b2i(b bool) int {
 // replayed response was stored, from the store and from the local cache,
 // and that no other outcome does.
 func TestObserverReplayAge(t *testing.T) {
+	t.Parallel()
 	for _, cached := range []bool{false, true} {
 		f := newFixture(t, nil)
 		var seen []idempotency.Observation
@@ -173,6 +175,7 @@ func TestObserverReplayAge(t *testing.T) {
 // response (OutcomeNew, with the encoding error), and a duplicate gets a
 // ResponseNotStoredError (OutcomeNotStored), not a second run.
 func TestObserverEncodeFailure(t *testing.T) {
+	t.Parallel()
 	var seen []idempotency.Observation
 	runs := 0
 	f := idempotency.WrapFunc("f", idempotencytest.NewStore(), func(_ context.Context, n int) (float64, error) {
@@ -192,6 +195,7 @@ func TestObserverEncodeFailure(t *testing.T) {
 // TestObserverInProgressAndFunctions covers the outcome of a duplicate
 // that meets a live lease, and the outcomes of a function wrapper.
 func TestObserverInProgressAndFunctions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	var seen []idempotency.Outcome
 	observe := idempotency.WithObserver(func(_ context.Context, o idempotency.Observation) { seen = append(seen, o.Outcome) })
@@ -215,6 +219,7 @@ func TestObserverInProgressAndFunctions(t *testing.T) {
 // the handler ran, on the wrapper's clock, and nothing for a replay, and
 // that the metrics document carries it.
 func TestObserverHandlerDuration(t *testing.T) {
+	t.Parallel()
 	var seen []idempotency.Observation
 	var metrics strings.Builder
 	var f *fixture

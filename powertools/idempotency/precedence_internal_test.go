@@ -15,6 +15,7 @@ import (
 // and, where the variable applies to them, function wrappers. It covers
 // every variable of the variables table.
 func TestPrecedence(t *testing.T) {
+	t.Parallel()
 	dur := func(v string) time.Duration { d, _ := time.ParseDuration(v); return d }
 	code, def := &bytes.Buffer{}, &bytes.Buffer{}
 	writers := map[string]io.Writer{"code": code, "default": def, "true": os.Stdout}
@@ -132,6 +133,7 @@ func TestPrecedence(t *testing.T) {
 // the environment or WithDefaults turned on, not those given outright;
 // false turns nothing on.
 func TestMetricsDisabledVariable(t *testing.T) {
+	t.Parallel()
 	code, def := &bytes.Buffer{}, &bytes.Buffer{}
 	tests := []struct {
 		disabled, metrics string
@@ -162,6 +164,7 @@ func TestMetricsDisabledVariable(t *testing.T) {
 // TestBadVariable checks that a variable that does not parse is a
 // *ConfigError naming it, unless an option given outright overrides it.
 func TestBadVariable(t *testing.T) {
+	t.Parallel()
 	for _, v := range variables {
 		switch v.name {
 		case envEventKey, envValidation, envKeyPrefix, envPythonHandler, envMetricsNamespace:

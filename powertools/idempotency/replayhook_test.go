@@ -27,6 +27,7 @@ func markReplayed(_ context.Context, resp events.APIGatewayV2HTTPResponse, _ *id
 // that every replay, from the store or from the local cache, starts from
 // it, and that a first call does not meet the hook.
 func TestReplayHookChangesTheResponse(t *testing.T) {
+	t.Parallel()
 	for _, cache := range []int{0, 8} {
 		t.Run(map[int]string{0: "store", 8: "local cache"}[cache], func(t *testing.T) {
 			store := idempotencytest.NewStore()
@@ -62,6 +63,7 @@ func TestReplayHookChangesTheResponse(t *testing.T) {
 }
 
 func TestReplayHookErrorsAndTypes(t *testing.T) {
+	t.Parallel()
 	handler := func(context.Context, order) (receipt, error) { return receipt{OrderID: "o-1"}, nil }
 	errHook := errors.New("hook says no")
 	h := idempotency.Wrap(idempotencytest.NewStore(), handler, idempotency.WithKeyPrefix(prefix), idempotency.WithEventKey("order_id"),

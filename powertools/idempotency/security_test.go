@@ -419,6 +419,7 @@ func (tc integrityCase) options() []idempotency.Option {
 }
 
 func TestKeyIntegrity(t *testing.T) {
+	t.Parallel()
 	for _, tc := range integrityCases {
 		t.Run(tc.name, func(t *testing.T) {
 			hs := newIntegrityHarness(t, tc.apigw, tc.options()...)
@@ -452,6 +453,7 @@ func TestKeyIntegrity(t *testing.T) {
 // must: a name off every path that folds to no other, names that differ by
 // more than case, and names written with escapes, are read as usual.
 func TestKeyIntegrityAccepted(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		apigw      bool
@@ -525,6 +527,7 @@ func TestKeyIntegrityAccepted(t *testing.T) {
 // keyed on the whole event, on each envelope, and on a field reached
 // through one.
 func TestKeyIntegrityAcceptsEventFixtures(t *testing.T) {
+	t.Parallel()
 	type fixtureCase struct {
 		file       string
 		key        string
@@ -604,6 +607,7 @@ func TestKeyIntegrityAcceptsEventFixtures(t *testing.T) {
 // cannot encode faithfully is refused: Marshal turns every invalid byte into
 // U+FFFD, so two different arguments would share a key.
 func TestWrapFuncRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	type lookup struct{ ID string }
 	tests := []struct {
 		name     string

@@ -21,6 +21,7 @@ import (
 // benchmarks' module aside). The variable
 // POWERTOOLS_IDEMPOTENCY_WAIT_FOR_IN_PROGRESS is a name of its own.
 func TestStatusNamesInTheDocs(t *testing.T) {
+	t.Parallel()
 	for _, s := range []idempotency.Status{idempotency.StatusInProgress, idempotency.StatusComplete} {
 		if !slices.Contains([]string{"INPROGRESS", "COMPLETED"}, string(s)) {
 			t.Fatalf("the status %q: the test checks the docs against INPROGRESS and COMPLETED", s)

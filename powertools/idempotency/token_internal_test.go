@@ -7,6 +7,7 @@ import (
 )
 
 func TestLeaseTokenFormat(t *testing.T) {
+	t.Parallel()
 	tok := newLeaseToken()
 	if b, err := hex.DecodeString(tok); err != nil || len(b) != 16 || hex.EncodeToString(b) != tok {
 		t.Errorf("token %q: want 32 lowercase hex digits", tok)
@@ -15,6 +16,7 @@ func TestLeaseTokenFormat(t *testing.T) {
 
 // TestLeaseTokensUnique takes tokens from concurrent invocations.
 func TestLeaseTokensUnique(t *testing.T) {
+	t.Parallel()
 	const workers, each = 8, 1000
 	got := make([][]string, workers)
 	var wg sync.WaitGroup

@@ -17,6 +17,7 @@ import (
 // completed without it, and a duplicate gets *ResponseNotStoredError
 // without running the handler again.
 func TestResponseOverItemLimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		size      int
@@ -92,6 +93,7 @@ func (reasonedError) NotStoredReason() string { return "not kept here" }
 // error gives, the one of a record too large, or that the store refused
 // it.
 func TestUnstorableResponse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, reason string
 		err          error

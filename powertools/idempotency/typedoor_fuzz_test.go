@@ -395,6 +395,7 @@ func (g *doorGen) value(depth int) string {
 // target builds in every format, and reads or refuses its seeds with the
 // errors Invoke gives.
 func TestTypeDoorCasesBuild(t *testing.T) {
+	t.Parallel()
 	for i := range doorCases {
 		c := &doorCases[i]
 		for _, compat := range []idempotency.Compatibility{idempotency.OwnFormat, idempotency.PowertoolsPython, idempotency.PowertoolsTypeScript} {

@@ -84,6 +84,7 @@ type hosts struct {
 // second event that the handler reads as 999 was replayed the first
 // one's response, or keyed alike. Such an object is refused now.
 func TestMapKeysReadAsTheTypeDecodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		validation string
@@ -139,6 +140,7 @@ func TestMapKeysReadAsTheTypeDecodes(t *testing.T) {
 // TestMapKeyThatNoEventHas: a name that encoding/json cannot make a key
 // of the map's type is refused when the handler is built.
 func TestMapKeyThatNoEventHas(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ key, validation string }{
 		{`qty.abc`, ""},
 		{"id", `u."256"`},
@@ -171,6 +173,7 @@ func s3Notification(key, extra string) string {
 // Powertools mode, which keys on the event's member, an event where the
 // two differ is refused.
 func TestSelfDecodingTypeOnThePath(t *testing.T) {
+	t.Parallel()
 	const key = "Records[0].s3.object.urlDecodedKey"
 	real := s3Notification("invoice+1.pdf", "")
 	tests := []struct {
@@ -221,6 +224,7 @@ func TestSelfDecodingTypeOnThePath(t *testing.T) {
 // instead; so is a step into one through a function's result, which the
 // middleware cannot follow.
 func TestSelfDecodingTypeRefusedAtBuild(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ expr, wants string }{
 		{"Records[0].s3.object.decodedKey", "Read Records[0].s3.object"},
 		{"Records[0].s3.object.key.x", "events.S3Object"},
@@ -250,6 +254,7 @@ type profile struct {
 // replayed the response of "no change". The own format hashes them apart
 // now; a Powertools mode, whose hash is Powertools', refuses the null.
 func TestNullTellsFromAbsent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, validation string
 		anyMap           bool
@@ -313,6 +318,7 @@ type reading struct {
 // read otherwise are keyed and replayed as before, and so are the values
 // that decode themselves where they read back as the event holds them.
 func TestTypeDoorKeepsWorking(t *testing.T) {
+	t.Parallel()
 	stream := `{"Records":[{"eventID":"e1","eventName":"INSERT","dynamodb":{"Keys":{"id":{"S":"o-1"}},"NewImage":{"id":{"S":"o-1"},"n":{"N":"2"}},"SequenceNumber":"1"}}]}`
 	tests := []struct {
 		name   string

@@ -64,6 +64,7 @@ func wantStatus(t *testing.T, store *idempotencytest.Store, want idempotency.Sta
 }
 
 func TestUncertain(t *testing.T) {
+	t.Parallel()
 	alice := charge{"alice", 100}
 
 	t.Run("the first call keeps the key UNCERTAIN", func(t *testing.T) {
@@ -174,6 +175,7 @@ func TestUncertain(t *testing.T) {
 // is not the wrapped function's fails when the wrapper is built, not on
 // every duplicate of an UNCERTAIN record for the whole expiry window.
 func TestReconcileTypeChecked(t *testing.T) {
+	t.Parallel()
 	handler := func(context.Context, order) (receipt, error) { return receipt{}, nil }
 	wrong := idempotency.WithReconcile(func(context.Context, string) (string, bool, error) { return "", false, nil })
 	right := idempotency.WithReconcile(func(context.Context, string) (receipt, bool, error) { return receipt{}, false, nil })

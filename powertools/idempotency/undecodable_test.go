@@ -18,6 +18,7 @@ import (
 // run blocks nothing; and a duplicate of a completed request replays the
 // stored response, which needs no decoding.
 func TestUndecodableEvent(t *testing.T) {
+	t.Parallel()
 	store := idempotencytest.NewStore()
 	ran := 0
 	var outcomes []idempotency.Outcome

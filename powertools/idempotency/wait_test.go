@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/gopowertools/lambda/internal/simclock"
+	"github.com/gopowertools/lambda/internal/testing/fake"
 	"github.com/gopowertools/lambda/powertools/idempotency"
 	"github.com/gopowertools/lambda/powertools/idempotency/idempotencytest"
 )
 
-// stepClock is a simclock.Clock that waits by moving a fakeClock: the
+// stepClock is a simclock.Clock that waits by moving a fake.Clock: the
 // seam the simulator drives (internal/testing/sim).
 type stepClock struct {
-	clock *fakeClock
+	clock *fake.Clock
 	waits []time.Duration
 }
 

@@ -3,6 +3,7 @@ package fake
 import (
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,13 @@ func TestLog(t *testing.T) {
 	}
 	if n := len(log.At(slog.LevelInfo)); n != 1 {
 		t.Errorf("%d entries at Info, want 1", n)
+	}
+	var messages []string
+	for _, e := range log.Entries() {
+		messages = append(messages, e.Message)
+	}
+	if want := []string{"could not", "slow", "fine"}; !slices.Equal(messages, want) {
+		t.Errorf("Entries are %q, want %q", messages, want)
 	}
 	log.Reset()
 	if n := len(log.At(slog.LevelError)); n != 0 {

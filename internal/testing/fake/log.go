@@ -25,12 +25,27 @@ type Entry struct {
 	Attrs map[string]slog.Value
 }
 
-// At returns the entries logged at level, in the order they were logged.
-func (l *Log) At(level slog.Level) []Entry {
+// Attr returns the text of the attribute named key, "" when the entry has
+// none.
+func (e Entry) Attr(key string) string {
+	v, ok := e.Attrs[key]
+	if !ok {
+		return ""
+	}
+	return v.String()
+}
+
+// Entries returns the entries kept, in the order they were logged.
+func (l *Log) Entries() []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return slices.Clone(l.entries)
+}
+
+// At returns the entries logged at level, in the order they were logged.
+func (l *Log) At(level slog.Level) []Entry {
 	var out []Entry
-	for _, e := range l.entries {
+	for _, e := range l.Entries() {
 		if e.Level == level {
 			out = append(out, e)
 		}
