@@ -16,6 +16,7 @@ import (
 // (two versions in a rolling deploy) is refused as corrupted, not handed
 // to the caller as a success.
 func TestStoredResponseNotJSON(t *testing.T) {
+	t.Parallel()
 	const event = `{"order_id":"o-1"}`
 	envelope := append([]byte{0x89, 'I', 'D', 'R', 1, 0}, "\x13\x37ciphertext"...)
 	tests := []struct {
