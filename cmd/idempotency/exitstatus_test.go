@@ -145,6 +145,16 @@ Resources:
 			h.run(t, w.cmd("forget", f)...).want(t, exitOK)
 			return h.run(t, w.cmd("forget", f)...)
 		},
+		"forget of a record deleted meanwhile, by another or by its own request whose reply was lost": func(t *testing.T) result {
+			e, f := event("f-3", false)
+			key := w.keyOf(t, e)
+			racer := w.beforeWrite(func() {
+				if err := w.store.Release(t.Context(), key, w.get(t, key).LeaseToken); err != nil || w.get(t, key) != nil {
+					t.Errorf("the record is not deleted: %v", err)
+				}
+			})
+			return racer.run(t, w.cmd("forget", f)...)
+		},
 		"forget --dry-run of a record it would delete": func(t *testing.T) result {
 			return h.run(t, w.cmd("forget", "--dry-run", file)...)
 		},

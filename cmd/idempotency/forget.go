@@ -134,7 +134,7 @@ func (c *cli) forget(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	if err := sub.store.Delete(ctx, rec); err != nil {
-		return c.changed(ctx, "forget", "not deleted", sub, err)
+		return c.deleteFailed(ctx, "forget", "not deleted", sub, err)
 	}
 	c.before("deleted", rec)
 	return c.current(ctx, "forget", sub)
@@ -152,7 +152,7 @@ func (c *cli) forgetUnreadable(ctx context.Context, sub *subject, d *handler.Del
 		return exitOK
 	}
 	if err := sub.store.DeleteCorrupted(ctx, d.Key); err != nil {
-		return c.changed(ctx, "forget", "not deleted", sub, err)
+		return c.deleteFailed(ctx, "forget", "not deleted", sub, err)
 	}
 	fmt.Fprintln(c.stdout, "deleted")
 	return c.current(ctx, "forget", sub)
@@ -207,6 +207,21 @@ func (c *cli) current(ctx context.Context, name string, sub *subject) int {
 		c.show("the record now, written since", d, sub)
 	}
 	return exitOK
+}
+
+// deleteFailed reports a conditional delete that failed with err. A record
+// gone by then is what the delete was for, and the delete may well be
+// what removed it: a request applied whose reply was lost, retried by the
+// client, finds no record and fails its condition. So it is a success,
+// as a forget of a record already gone is; else as changed.
+func (c *cli) deleteFailed(ctx context.Context, name, what string, sub *subject, err error) int {
+	if errors.Is(err, idempotency.ErrLeaseLost) {
+		if d, rerr := sub.read(ctx); rerr == nil && d.Record == nil && d.Corrupted == nil {
+			fmt.Fprintf(c.stdout, "no record of key %s now: deleted, by this request (a retry after a lost reply) or by another meanwhile; %s\n", printable(d.Key), escape(says(d, c.now())))
+			return exitOK
+		}
+	}
+	return c.changed(ctx, name, what, sub, err)
 }
 
 // changed reports a conditional write that failed with err: when the

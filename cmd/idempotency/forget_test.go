@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -127,6 +128,35 @@ func TestForgetLiveInvocation(t *testing.T) {
 			}
 			if rec := w.get(t, key); rec != nil {
 				t.Errorf("after a forced forget, the invocation wrote %+v", rec)
+			}
+		})
+	}
+}
+
+// TestForgetRecordDeletedMeanwhile: the record is gone when forget's
+// conditional delete runs, deleted by another operator, or by forget's own
+// request whose reply was lost and which the client sent again (the retry
+// fails its condition). Either way the key is free, as forget was asked:
+// it says so and succeeds, as resolve --failed does.
+func TestForgetRecordDeletedMeanwhile(t *testing.T) {
+	t.Parallel()
+	for _, srv := range recordServers {
+		t.Run(srv.name, func(t *testing.T) {
+			w := srv.world(t)
+			for _, command := range [][]string{{"forget"}, {"resolve", "--failed"}} {
+				ev := fmt.Sprintf(`{"order_id":"o-gone-%s","amount":1,"uncertain":%v}`, command[0], command[0] == "resolve")
+				w.shop.invoke(t, ev)
+				key := w.keyOf(t, ev)
+				racer := w.beforeWrite(func() {
+					if err := w.store.Release(t.Context(), key, w.get(t, key).LeaseToken); err != nil || w.get(t, key) != nil {
+						t.Errorf("the record is not deleted: %v", err)
+					}
+				})
+				r := racer.run(t, w.cmd(command[0], append(command[1:], writeFile(t, "event.json", ev))...)...).want(t, exitOK)
+				wantContains(t, r, "no record of key", "by this request (a retry after a lost reply) or by another meanwhile")
+				if rec := w.get(t, key); rec != nil {
+					t.Errorf("%s: the record is %+v, want none", command[0], rec)
+				}
 			}
 		})
 	}

@@ -88,6 +88,8 @@ Exit status:
        - forget: the record is deleted
        - forget of a key whose record is already gone, while its prefix has
          records
+       - forget of a record deleted meanwhile, by another or by its own
+         request whose reply was lost
        - forget --dry-run of a record it would delete
        - resolve --completed: the record is settled
        - resolve --failed of a record already gone

@@ -112,7 +112,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	}
 	if *failed {
 		if err := sub.store.Delete(ctx, rec); err != nil {
-			return c.changed(ctx, "resolve", "not resolved", sub, err)
+			return c.deleteFailed(ctx, "resolve", "not resolved", sub, err)
 		}
 		c.before("resolved as failed: deleted", rec)
 		return c.current(ctx, "resolve", sub)
