@@ -116,8 +116,9 @@ func echo(_ context.Context, e event) (string, error) {
 // 2; the store's first Acquire 2 more, its look at the server (HELLO, and
 // EVAL of the check); and, on a server that does not hold the scripts
 // yet, one EVAL more per script on its first use.
+//
+// Not in parallel: it flushes the server's scripts (see TestFaultsRetried).
 func TestRoundTrips(t *testing.T) {
-	t.Parallel()
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			sent := &commands{}
