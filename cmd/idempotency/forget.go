@@ -215,13 +215,15 @@ func (c *cli) current(ctx context.Context, name string, sub *subject) int {
 // client, finds no record and fails its condition. So it is a success,
 // as a forget of a record already gone is; else as changed.
 func (c *cli) deleteFailed(ctx context.Context, name, what string, sub *subject, err error) int {
-	if errors.Is(err, idempotency.ErrLeaseLost) {
-		if d, rerr := sub.read(ctx); rerr == nil && d.Record == nil && d.Corrupted == nil {
-			fmt.Fprintf(c.stdout, "no record of key %s now: deleted, by this request (a retry after a lost reply) or by another meanwhile; %s\n", printable(d.Key), escape(says(d, c.now())))
-			return exitOK
-		}
+	if !errors.Is(err, idempotency.ErrLeaseLost) {
+		return c.fail(name, err)
 	}
-	return c.changed(ctx, name, what, sub, err)
+	d, err := sub.read(ctx)
+	if err == nil && d.Record == nil && d.Corrupted == nil {
+		fmt.Fprintf(c.stdout, "no record of key %s now: deleted, by this request (a retry after a lost reply) or by another meanwhile; %s\n", printable(d.Key), escape(says(d, c.now())))
+		return exitOK
+	}
+	return c.changedTo(name, what, sub, d, err)
 }
 
 // changed reports a conditional write that failed with err: when the
@@ -231,6 +233,12 @@ func (c *cli) changed(ctx context.Context, name, what string, sub *subject, err 
 		return c.fail(name, err)
 	}
 	d, err := sub.read(ctx)
+	return c.changedTo(name, what, sub, d, err)
+}
+
+// changedTo reports d, the record of sub read again (or err, why it could
+// not be) after a conditional write failed because it had changed.
+func (c *cli) changedTo(name, what string, sub *subject, d *handler.Delivery, err error) int {
 	switch {
 	case err != nil:
 		return c.fail(name, fmt.Errorf("%s: the record changed meanwhile, and cannot be read now: %w", what, err))
