@@ -56,6 +56,19 @@ func newFakeServer(t *testing.T) *fakeServer {
 	return s
 }
 
+// newProxiedServer returns a fake server and a RESP proxy in front of
+// it, closed when the test ends.
+func newProxiedServer(t *testing.T) (*fakeServer, *Proxy) {
+	t.Helper()
+	srv := newFakeServer(t)
+	p, err := NewRESP(srv.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return srv, p
+}
+
 func bytesJoin(args [][]byte) []byte {
 	var out []byte
 	for i, a := range args {
@@ -117,12 +130,7 @@ func TestFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeServer(t)
-			p, err := NewRESP(srv.ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			srv, p := newProxiedServer(t)
 			if tt.rule.Fault != 0 {
 				tt.rule.Times = 1
 				p.Set(tt.rule)
@@ -164,12 +172,7 @@ func TestFaults(t *testing.T) {
 // TestTimes: a rule breaks Times commands, then lets the rest through.
 func TestTimes(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t)
-	p, err := NewRESP(srv.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	_, p := newProxiedServer(t)
 	p.Set(Rule{Fault: ResetBeforeServer, Times: 2})
 	var broken int
 	for range 4 {
@@ -190,12 +193,7 @@ func TestTimes(t *testing.T) {
 // before it.
 func TestPipelined(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t)
-	p, err := NewRESP(srv.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	_, p := newProxiedServer(t)
 	p.Set(Rule{Fault: ReplyLost, Op: "DEL", Times: 1})
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
@@ -260,12 +258,7 @@ func TestReadValue(t *testing.T) {
 // lost.
 func TestRESPRules(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t)
-	p, err := NewRESP(srv.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	srv, p := newProxiedServer(t)
 	func() {
 		defer func() {
 			if recover() == nil {
