@@ -383,9 +383,11 @@ func (w *world) handler(sb *sandbox) func(context.Context, order) (receipt, erro
 		if inv.rng.Float64() < w.cfg.largeResponse {
 			note = strings.Repeat("x", 410*1024) // over DynamoDB's item limit: stored without it
 		}
+		var n int
+		var err error
 		if w.cfg.invoker {
-			n := w.down.next()
-			err := dynamo.Stage(ctx, types.TransactWriteItem{Put: &types.Put{
+			n = w.down.next()
+			err = dynamo.Stage(ctx, types.TransactWriteItem{Put: &types.Put{
 				TableName: aws.String(effectsTable),
 				Item: map[string]types.AttributeValue{
 					"id":     &types.AttributeValueMemberS{Value: fmt.Sprintf("%s#%d", key, n)},
@@ -394,15 +396,9 @@ func (w *world) handler(sb *sandbox) func(context.Context, order) (receipt, erro
 					"amount": &types.AttributeValueMemberN{Value: fmt.Sprint(o.Amount)},
 				},
 			}})
-			if err != nil {
-				return receipt{}, err
-			}
-			inv.succeeded = true
-			r := receipt{OrderID: o.OrderID, Amount: o.Amount, Effect: n, Note: note}
-			inv.produced = encode(r)
-			return r, nil
+		} else {
+			n, err = w.down.effect(inv, key, o.Amount)
 		}
-		n, err := w.down.effect(inv, key, o.Amount)
 		if err != nil {
 			return receipt{}, err
 		}
